@@ -1,0 +1,102 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+)
+
+func init() {
+	caddy.RegisterModule(AdminAPI{})
+}
+
+// AdminAPI is the `admin.api.llm` module: operator routes on Caddy's admin
+// endpoint, which is bound to localhost by default and never exposed with
+// the gateway's public listeners.
+//
+//	POST /llm/keys  {"org": "<name>"}  -> 201 {"key", "id", "org_id", "org", "hint", "created_at"}
+//
+// The plain key is in that response only; the store keeps its hash.
+type AdminAPI struct{}
+
+// CaddyModule returns the Caddy module information.
+func (AdminAPI) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.llm",
+		New: func() caddy.Module { return new(AdminAPI) },
+	}
+}
+
+// Routes implements caddy.AdminRouter.
+func (AdminAPI) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{
+		{Pattern: "/llm/keys", Handler: caddy.AdminHandlerFunc(handleCreateKey)},
+	}
+}
+
+// runningApp is the llm app of the running config.
+func runningApp() (*App, error) {
+	appIface, err := caddy.ActiveContext().App("llm")
+	if err != nil {
+		return nil, err
+	}
+	a := appIface.(*App)
+	if a.storeOrNil() == nil {
+		return nil, errNotStarted
+	}
+	return a, nil
+}
+
+// createKeyResponse is the answer of POST /llm/keys.
+type createKeyResponse struct {
+	Key       string    `json:"key"`
+	ID        string    `json:"id"`
+	OrgID     string    `json:"org_id"`
+	Org       string    `json:"org"`
+	Hint      string    `json:"hint"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func handleCreateKey(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method not allowed")}
+	}
+	var req struct {
+		Org string `json:"org"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("decoding request: %v", err)}
+	}
+	if req.Org == "" || len(req.Org) > 256 {
+		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("org must be a name of 1 to 256 characters")}
+	}
+	a, err := runningApp()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+	}
+	st := a.storeOrNil()
+	org, err := st.EnsureOrg(req.Org)
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("creating org: %v", err)}
+	}
+	key, rec, err := st.CreateKey(org.ID, a.KeyPrefix)
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("creating key: %v", err)}
+	}
+	a.logger.Info("API key created", zap.String("org", org.Name), zap.String("hint", rec.Hint))
+	body, err := json.Marshal(createKeyResponse{Key: key, ID: rec.ID, OrgID: org.ID, Org: org.Name, Hint: rec.Hint, CreatedAt: rec.CreatedAt})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, err = w.Write(body)
+	return err
+}
+
+// Interface guards.
+var _ caddy.AdminRouter = AdminAPI{}

@@ -1,0 +1,298 @@
+// Package caddymodule is the Caddy glue of the gateway: the `llm` app, the
+// HTTP handlers, the Caddyfile syntax, the admin API routes and the CLI
+// subcommand. It wires the routing, translate and reliability packages and
+// holds no domain logic of its own.
+package caddymodule
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/gateway/reliability"
+	"github.com/modelgate/gateway/routing"
+)
+
+func init() {
+	caddy.RegisterModule(App{})
+}
+
+// App is the `llm` app: it owns the store, the catalog and the API keys, and
+// the background work that outlives a request. Handlers reach it through
+// ctx.App("llm").
+type App struct {
+	// Store is the path of the bbolt file. Default: gateway.db under Caddy's
+	// data directory.
+	Store string `json:"store,omitempty"`
+	// KeyPrefix is the prefix of API keys created at run time:
+	// <prefix>_live_<random>. Default "mg".
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// MaxBodyBytes bounds a request body. Default 32 MiB.
+	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
+	// CommitBatch is the most call records written in one commit. Default 256.
+	CommitBatch int `json:"commit_batch,omitempty"`
+	// CommitDelay is the longest a call record waits before it is committed;
+	// a crash loses at most this window of records. Default 5ms.
+	CommitDelay caddy.Duration `json:"commit_delay,omitempty"`
+	// Orgs declares organisations and their keys.
+	Orgs []OrgConfig `json:"orgs,omitempty"`
+	// Providers declares the upstream services.
+	Providers []ProviderConfig `json:"providers,omitempty"`
+	// Models declares the models clients may ask for.
+	Models []ModelConfig `json:"models,omitempty"`
+
+	catalog   *routing.Catalog
+	storePath string
+	// configKeys maps the hash of each key declared in the config to its org's name.
+	configKeys map[[32]byte]string
+	orgModels  map[string]map[string]bool // org name -> allowed model ids
+	rt         *runtimeState
+	logger     *zap.Logger
+}
+
+// runtimeState is what the app learns while it runs.
+type runtimeState struct {
+	mu       sync.Mutex // guards opening and stopping
+	stopped  bool
+	store    atomic.Pointer[reliability.BoltStore]
+	orgIDs   sync.Map // org name -> org id, filled in Start
+	keyCache sync.Map // [32]byte -> principal, keys created at run time
+}
+
+// CaddyModule returns the Caddy module information.
+func (App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "llm",
+		New: func() caddy.Module { return new(App) },
+	}
+}
+
+// Provision checks the configuration and builds the catalog. It opens no
+// file: `caddy validate` provisions too, and a reload provisions the new
+// config while the old one still holds the store.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.logger = ctx.Logger()
+	a.rt = new(runtimeState)
+	if a.KeyPrefix == "" {
+		a.KeyPrefix = "mg"
+	}
+	if a.MaxBodyBytes <= 0 {
+		a.MaxBodyBytes = 32 << 20
+	}
+	path := a.Store
+	if path == "" {
+		path = filepath.Join(caddy.AppDataDir(), "llm", "gateway.db")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("store path %q: %w", path, err)
+	}
+	a.storePath = abs
+
+	cat, off, err := buildCatalog(a.Providers, a.Models, time.Now().Unix())
+	if err != nil {
+		return fmt.Errorf("loading catalog: %w", err)
+	}
+	a.catalog = cat
+	for _, name := range off {
+		a.logger.Info("provider switched off: its base URL or credential is not set", zap.String("provider", name))
+	}
+
+	a.configKeys = map[[32]byte]string{}
+	a.orgModels = map[string]map[string]bool{}
+	for _, oc := range a.Orgs {
+		if oc.Name == "" {
+			return errors.New("org with no name")
+		}
+		if oc.Plan != "" && oc.Plan != "free" && oc.Plan != "paid" {
+			return fmt.Errorf("org %q: plan %q (want free or paid)", oc.Name, oc.Plan)
+		}
+		for _, k := range oc.Keys {
+			if !validKeyFormat(k) {
+				return fmt.Errorf("org %q: a key does not have the form <prefix>_live_<random>", oc.Name)
+			}
+			a.configKeys[reliability.HashKey(k)] = oc.Name
+		}
+		for _, h := range oc.KeyHashes {
+			b, err := hex.DecodeString(h)
+			if err != nil || len(b) != sha256.Size {
+				return fmt.Errorf("org %q: key hash %q is not a hex SHA-256 digest", oc.Name, h)
+			}
+			a.configKeys[[32]byte(b)] = oc.Name
+		}
+		if len(oc.Models) > 0 {
+			allowed := map[string]bool{}
+			for _, m := range oc.Models {
+				allowed[m] = true
+			}
+			a.orgModels[oc.Name] = allowed
+		}
+	}
+	return nil
+}
+
+// stores shares one open bbolt file per path across config reloads: bbolt
+// holds an exclusive lock, so a reload must reuse the file, not reopen it.
+var stores = caddy.NewUsagePool()
+
+type pooledStore struct{ *reliability.BoltStore }
+
+// Destruct flushes pending records and closes the file when the last config
+// using it stops.
+func (p pooledStore) Destruct() error { return p.Close() }
+
+// Start opens the store (or shares the one a previous config opened) and
+// makes sure the configured orgs exist.
+func (a *App) Start() error {
+	_, err := a.open()
+	return err
+}
+
+// open acquires the store once per config. Caddy starts apps in no fixed
+// order, so the first request of a new config may arrive before this app's
+// Start: whichever comes first opens it. Provision never does, so `caddy
+// validate` never touches the file.
+func (a *App) open() (*reliability.BoltStore, error) {
+	a.rt.mu.Lock()
+	defer a.rt.mu.Unlock()
+	if st := a.rt.store.Load(); st != nil {
+		return st, nil
+	}
+	if a.rt.stopped {
+		return nil, errStopped
+	}
+	val, _, err := stores.LoadOrNew(a.storePath, func() (caddy.Destructor, error) {
+		s, err := reliability.OpenBolt(a.storePath, reliability.BoltOptions{
+			Timeout:    10 * time.Second,
+			BatchSize:  a.CommitBatch,
+			BatchDelay: time.Duration(a.CommitDelay),
+			OnError: func(err error) {
+				a.logger.Error("store write failed", zap.Error(err))
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		return pooledStore{s}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", a.storePath, err)
+	}
+	st := val.(pooledStore).BoltStore
+	for _, oc := range a.Orgs {
+		org, err := st.EnsureOrg(oc.Name)
+		if err != nil {
+			_, _ = stores.Delete(a.storePath)
+			return nil, fmt.Errorf("org %q: %w", oc.Name, err)
+		}
+		a.rt.orgIDs.Store(oc.Name, org.ID)
+	}
+	a.rt.store.Store(st)
+	a.logger.Info("llm gateway started", zap.String("store", a.storePath),
+		zap.Int("models", len(a.catalog.Models())), zap.Int("providers", len(a.catalog.Providers())))
+	return st, nil
+}
+
+// Stop releases this config's use of the store; the file closes, after a
+// final commit, when no config uses it any more. Handlers of this config
+// that are still streaming keep their reference and finish their writes.
+func (a *App) Stop() error {
+	a.rt.mu.Lock()
+	defer a.rt.mu.Unlock()
+	a.rt.stopped = true
+	if a.rt.store.Load() == nil {
+		return nil
+	}
+	_, err := stores.Delete(a.storePath)
+	return err
+}
+
+// storeOrNil returns the open store, opening it if this config has not yet;
+// nil once the app has stopped without ever opening it, or when it cannot
+// be opened.
+func (a *App) storeOrNil() *reliability.BoltStore {
+	if st := a.rt.store.Load(); st != nil {
+		return st
+	}
+	st, err := a.open()
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// principal is who a request acts for.
+type principal struct {
+	orgID   string
+	orgName string
+	allowed map[string]bool // nil: every model
+}
+
+// mayUse reports whether the org may call the model.
+func (p *principal) mayUse(model string) bool { return p.allowed == nil || p.allowed[model] }
+
+// authenticate resolves an API key to its principal. Keys are compared as
+// SHA-256 digests in constant time; the plain key is never kept.
+func (a *App) authenticate(key string) (*principal, error) {
+	if !validKeyFormat(key) {
+		return nil, errBadKey
+	}
+	h := reliability.HashKey(key)
+	for stored, org := range a.configKeys {
+		if subtle.ConstantTimeCompare(stored[:], h[:]) == 1 {
+			id, ok := a.rt.orgIDs.Load(org)
+			if !ok {
+				if a.storeOrNil() == nil {
+					return nil, errNotStarted
+				}
+				id, _ = a.rt.orgIDs.Load(org)
+			}
+			return &principal{orgID: id.(string), orgName: org, allowed: a.orgModels[org]}, nil
+		}
+	}
+	if p, ok := a.rt.keyCache.Load(h); ok {
+		return p.(*principal), nil
+	}
+	st := a.storeOrNil()
+	if st == nil {
+		return nil, errNotStarted
+	}
+	rec, err := st.KeyByHash(h)
+	if errors.Is(err, reliability.ErrNotFound) {
+		return nil, errBadKey
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up key: %w", err)
+	}
+	if subtle.ConstantTimeCompare(rec.Hash[:], h[:]) != 1 {
+		return nil, errBadKey
+	}
+	org, err := st.Org(rec.OrgID)
+	if err != nil {
+		return nil, fmt.Errorf("look up org of key: %w", err)
+	}
+	p := &principal{orgID: org.ID, orgName: org.Name, allowed: a.orgModels[org.Name]}
+	a.rt.keyCache.Store(h, p)
+	return p, nil
+}
+
+var (
+	errBadKey     = errors.New("invalid API key")
+	errNotStarted = errors.New("the gateway is starting")
+	errStopped    = errors.New("the gateway has stopped")
+)
+
+// Interface guards.
+var (
+	_ caddy.App         = (*App)(nil)
+	_ caddy.Provisioner = (*App)(nil)
+)

@@ -1,0 +1,413 @@
+package caddymodule
+
+import (
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("llm", parseGlobal)
+	httpcaddyfile.RegisterHandlerDirective("llm_gateway", parseGatewayDirective)
+	httpcaddyfile.RegisterHandlerDirective("llm_reliability", parseReliabilityDirective)
+	httpcaddyfile.RegisterHandlerDirective("llm_demo_upstream", parseDemoDirective)
+	httpcaddyfile.RegisterDirectiveOrder("llm_gateway", httpcaddyfile.Before, "reverse_proxy")
+	httpcaddyfile.RegisterDirectiveOrder("llm_reliability", httpcaddyfile.Before, "reverse_proxy")
+	httpcaddyfile.RegisterDirectiveOrder("llm_demo_upstream", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// parseGlobal parses the `llm` global option into the llm app:
+//
+//	llm {
+//		store <path>
+//		key_prefix <prefix>
+//		max_body_size <size>
+//		commit_batch <records>
+//		commit_delay <duration>
+//		org <name> {
+//			plan free|paid
+//			key <api_key...>
+//			key_hash <hex_sha256...>
+//			models <model_id...>
+//		}
+//		provider <name> {
+//			dialect openai|openai_chat|anthropic
+//			base_url <url>
+//			base_url_env <VAR>
+//			api_key <key>
+//			api_key_env <VAR>
+//			endpoints <url...>
+//			header <name> <value>
+//			dial_timeout <duration>
+//			response_header_timeout <duration>
+//			lb_retries <n>
+//			insecure_skip_verify
+//		}
+//		model <provider>/<model> {
+//			owned_by <name>
+//			description <text>
+//			embedding
+//			open_weight
+//			price <input_per_1M> <output_per_1M>
+//			path <provider> [<upstream_model>] {
+//				quantization full|q8|q4
+//				served_by provider|router_network
+//				tiers <tier...>
+//				price <input_per_1M> <output_per_1M>
+//			}
+//		}
+//	}
+func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
+	app := new(App)
+	d.Next() // the option name
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "store":
+			if !d.AllArgs(&app.Store) {
+				return nil, d.ArgErr()
+			}
+		case "key_prefix":
+			if !d.AllArgs(&app.KeyPrefix) {
+				return nil, d.ArgErr()
+			}
+		case "max_body_size":
+			var s string
+			if !d.AllArgs(&s) {
+				return nil, d.ArgErr()
+			}
+			n, err := humanize.ParseBytes(s)
+			if err != nil {
+				return nil, d.Errf("max_body_size %q: %v", s, err)
+			}
+			app.MaxBodyBytes = int64(n)
+		case "commit_batch":
+			n, err := intArg(d)
+			if err != nil {
+				return nil, err
+			}
+			app.CommitBatch = n
+		case "commit_delay":
+			dur, err := durationArg(d)
+			if err != nil {
+				return nil, err
+			}
+			app.CommitDelay = dur
+		case "org":
+			oc, err := parseOrg(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Orgs = append(app.Orgs, oc)
+		case "provider":
+			pc, err := parseProvider(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Providers = append(app.Providers, pc)
+		case "model":
+			mc, err := parseModel(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Models = append(app.Models, mc)
+		default:
+			return nil, d.Errf("unrecognized subdirective %q", d.Val())
+		}
+	}
+	return httpcaddyfile.App{Name: "llm", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+func parseOrg(d *caddyfile.Dispenser) (OrgConfig, error) {
+	var oc OrgConfig
+	if !d.NextArg() {
+		return oc, d.ArgErr()
+	}
+	oc.Name = d.Val()
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "plan":
+			if !d.AllArgs(&oc.Plan) {
+				return oc, d.ArgErr()
+			}
+		case "key":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return oc, d.ArgErr()
+			}
+			oc.Keys = append(oc.Keys, args...)
+		case "key_hash":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return oc, d.ArgErr()
+			}
+			oc.KeyHashes = append(oc.KeyHashes, args...)
+		case "models":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return oc, d.ArgErr()
+			}
+			oc.Models = append(oc.Models, args...)
+		default:
+			return oc, d.Errf("unrecognized org subdirective %q", d.Val())
+		}
+	}
+	return oc, nil
+}
+
+func parseProvider(d *caddyfile.Dispenser) (ProviderConfig, error) {
+	var pc ProviderConfig
+	if !d.NextArg() {
+		return pc, d.ArgErr()
+	}
+	pc.Name = d.Val()
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch d.Val() {
+		case "dialect":
+			if !d.AllArgs(&pc.Dialect) {
+				return pc, d.ArgErr()
+			}
+		case "base_url":
+			if !d.AllArgs(&pc.BaseURL) {
+				return pc, d.ArgErr()
+			}
+		case "base_url_env":
+			if !d.AllArgs(&pc.BaseURLEnv) {
+				return pc, d.ArgErr()
+			}
+		case "api_key":
+			if !d.AllArgs(&pc.APIKey) {
+				return pc, d.ArgErr()
+			}
+		case "api_key_env":
+			if !d.AllArgs(&pc.APIKeyEnv) {
+				return pc, d.ArgErr()
+			}
+		case "endpoints":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return pc, d.ArgErr()
+			}
+			pc.Endpoints = append(pc.Endpoints, args...)
+		case "header":
+			var k, v string
+			if !d.AllArgs(&k, &v) {
+				return pc, d.ArgErr()
+			}
+			if pc.Headers == nil {
+				pc.Headers = map[string]string{}
+			}
+			pc.Headers[k] = v
+		case "dial_timeout":
+			pc.DialTimeout, err = durationArg(d)
+		case "response_header_timeout":
+			pc.ResponseHeaderTimeout, err = durationArg(d)
+		case "lb_retries":
+			pc.LBRetries, err = intArg(d)
+		case "insecure_skip_verify":
+			if d.NextArg() {
+				return pc, d.ArgErr()
+			}
+			pc.InsecureSkipVerify = true
+		default:
+			return pc, d.Errf("unrecognized provider subdirective %q", d.Val())
+		}
+		if err != nil {
+			return pc, err
+		}
+	}
+	return pc, nil
+}
+
+func parseModel(d *caddyfile.Dispenser) (ModelConfig, error) {
+	var mc ModelConfig
+	if !d.NextArg() {
+		return mc, d.ArgErr()
+	}
+	mc.ID = d.Val()
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "owned_by":
+			if !d.AllArgs(&mc.OwnedBy) {
+				return mc, d.ArgErr()
+			}
+		case "description":
+			if !d.AllArgs(&mc.Description) {
+				return mc, d.ArgErr()
+			}
+		case "embedding":
+			mc.Embedding = true
+		case "open_weight":
+			mc.OpenWeight = true
+		case "price":
+			in, out, err := priceArgs(d)
+			if err != nil {
+				return mc, err
+			}
+			mc.InputPrice, mc.OutputPrice = in, out
+		case "path":
+			pc, err := parsePath(d)
+			if err != nil {
+				return mc, err
+			}
+			mc.Paths = append(mc.Paths, pc)
+		default:
+			return mc, d.Errf("unrecognized model subdirective %q", d.Val())
+		}
+	}
+	return mc, nil
+}
+
+func parsePath(d *caddyfile.Dispenser) (PathConfig, error) {
+	var pc PathConfig
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 2 {
+		return pc, d.ArgErr()
+	}
+	pc.Provider = args[0]
+	if len(args) == 2 {
+		pc.UpstreamModel = args[1]
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "quantization":
+			if !d.AllArgs(&pc.Quantization) {
+				return pc, d.ArgErr()
+			}
+		case "served_by":
+			if !d.AllArgs(&pc.ServedBy) {
+				return pc, d.ArgErr()
+			}
+		case "tiers":
+			pc.Tiers = d.RemainingArgs()
+			if len(pc.Tiers) == 0 {
+				return pc, d.ArgErr()
+			}
+		case "price":
+			in, out, err := priceArgs(d)
+			if err != nil {
+				return pc, err
+			}
+			pc.InputPrice, pc.OutputPrice = &in, &out
+		default:
+			return pc, d.Errf("unrecognized path subdirective %q", d.Val())
+		}
+	}
+	return pc, nil
+}
+
+func priceArgs(d *caddyfile.Dispenser) (float64, float64, error) {
+	var a, b string
+	if !d.AllArgs(&a, &b) {
+		return 0, 0, d.ArgErr()
+	}
+	in, err1 := strconv.ParseFloat(a, 64)
+	out, err2 := strconv.ParseFloat(b, 64)
+	if err1 != nil || err2 != nil || in < 0 || out < 0 {
+		return 0, 0, d.Errf("price wants two non-negative numbers (USD per 1M input and output tokens), got %q %q", a, b)
+	}
+	return in, out, nil
+}
+
+func intArg(d *caddyfile.Dispenser) (int, error) {
+	var s string
+	if !d.AllArgs(&s) {
+		return 0, d.ArgErr()
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, d.Errf("%s wants a non-negative integer, got %q", d.Val(), s)
+	}
+	return n, nil
+}
+
+func durationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {
+	var s string
+	if !d.AllArgs(&s) {
+		return 0, d.ArgErr()
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil {
+		return 0, d.Errf("duration %q: %v", s, err)
+	}
+	return caddy.Duration(dur), nil
+}
+
+// parseGatewayDirective parses:
+//
+//	llm_gateway [<prefix>]
+func parseGatewayDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	g := new(Gateway)
+	h.Next()
+	if h.NextArg() {
+		g.Prefix = h.Val()
+	}
+	if h.NextArg() || h.NextBlock(0) {
+		return nil, h.ArgErr()
+	}
+	return g, nil
+}
+
+// parseReliabilityDirective parses:
+//
+//	llm_reliability [<prefix>]
+func parseReliabilityDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	r := new(Reliability)
+	h.Next()
+	if h.NextArg() {
+		r.Prefix = h.Val()
+	}
+	if h.NextArg() || h.NextBlock(0) {
+		return nil, h.ArgErr()
+	}
+	return r, nil
+}
+
+// parseDemoDirective parses:
+//
+//	llm_demo_upstream {
+//		strict
+//		api_key <key>
+//		fail_status <status>
+//		latency <duration>
+//	}
+func parseDemoDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	du := new(DemoUpstream)
+	h.Next()
+	if h.NextArg() {
+		return nil, h.ArgErr()
+	}
+	for h.NextBlock(0) {
+		switch h.Val() {
+		case "strict":
+			du.Strict = true
+		case "api_key":
+			if !h.AllArgs(&du.APIKey) {
+				return nil, h.ArgErr()
+			}
+		case "fail_status":
+			n, err := intArg(h.Dispenser)
+			if err != nil {
+				return nil, err
+			}
+			du.FailStatus = n
+		case "latency":
+			dur, err := durationArg(h.Dispenser)
+			if err != nil {
+				return nil, err
+			}
+			du.Latency = dur
+		default:
+			return nil, h.Errf("unrecognized subdirective %q", h.Val())
+		}
+	}
+	return du, nil
+}

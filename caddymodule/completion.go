@@ -1,0 +1,266 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/tidwall/gjson"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/gateway/reliability"
+	"github.com/modelgate/gateway/routing"
+	"github.com/modelgate/gateway/translate"
+)
+
+// call is one model call on its way through the gateway.
+type call struct {
+	g     *Gateway
+	p     *principal
+	d     translate.Dialect
+	body  []byte
+	req   translate.Request
+	start time.Time
+	id    string
+	route routing.Route
+	// opID is the resolved operation id the call is tagged with.
+	opID  *string
+	gates int
+	fps   routing.Fingerprints
+	canon []byte
+
+	attempts []reliability.Attempt
+}
+
+// idPrefixes are the completion id prefixes of each client dialect.
+var idPrefixes = [...]string{translate.Chat: "chatcmpl-", translate.Messages: "msg_", translate.Responses: "resp_", translate.Embeddings: "emb_"}
+
+// endpointNames name each dialect's endpoint in call records.
+var endpointNames = [...]string{translate.Chat: "chat.completions", translate.Messages: "messages", translate.Responses: "responses", translate.Embeddings: "embeddings"}
+
+// newCall validates the request and selects its route. Nothing is sent
+// upstream and nothing is recorded for a request that fails here.
+func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, body []byte, start time.Time) (*call, *apiError) {
+	c := &call{g: g, p: p, d: d, body: body, start: start}
+	var verr *translate.ValidationError
+	switch d {
+	case translate.Chat:
+		c.req, verr = translate.ParseChat(body)
+	case translate.Messages:
+		c.req, verr = translate.ParseMessages(body)
+	case translate.Responses:
+		c.req, verr = translate.ParseResponses(body)
+	case translate.Embeddings:
+		c.req, verr = translate.ParseEmbeddings(body)
+	}
+	if verr != nil {
+		return nil, errValidation(verr)
+	}
+	if c.req.Tier == "" {
+		c.req.Tier = "standard"
+	}
+	if !p.mayUse(c.req.Model) {
+		return nil, errForbidden(fmt.Sprintf("this key has no access to model %q", c.req.Model))
+	}
+	route, err := g.app.catalog.Select(c.req.Model, routing.Constraints{
+		Dialect: d, Tier: c.req.Tier, TierStrict: c.req.TierStrict,
+		ForbidPartner: c.req.ForbidAtlasNetwork, Quantization: c.req.Quantization,
+	})
+	if err != nil {
+		var pe *routing.PathError
+		switch {
+		case errors.Is(err, routing.ErrUnknownModel):
+			return nil, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
+				message: fmt.Sprintf("the model %q does not exist", c.req.Model)}
+		case errors.As(err, &pe):
+			e := errInvalid(pe.Param, pe.Msg)
+			if errors.Is(err, routing.ErrTierUnavailable) {
+				e.code = "tier_unavailable"
+			}
+			return nil, e
+		default:
+			return nil, errInternal("route selection failed")
+		}
+	}
+	c.route = route
+	st := g.app.storeOrNil()
+	if st == nil {
+		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "api_error", code: "starting", message: errNotStarted.Error()}
+	}
+	if c.req.OperationID != "" {
+		op, err := st.ResolveOperation(p.orgID, c.req.OperationID)
+		if errors.Is(err, reliability.ErrNotFound) {
+			return nil, &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "operation_not_found",
+				param: "metadata.operation_id", message: fmt.Sprintf("no operation has the key or id %q", c.req.OperationID)}
+		}
+		if err != nil {
+			return nil, errInternal("could not resolve the operation")
+		}
+		c.opID = &op.ID
+		c.gates = len(op.ShipGates)
+	}
+	c.fps, c.canon = routing.RequestFingerprints(d, body, c.req.Tier, c.req.TierStrict)
+	c.id = reliability.NewID(idPrefixes[d])
+	return c, nil
+}
+
+// serve tries the route's paths in order until one answers, and writes the
+// answer in the client's shape.
+func (c *call) serve(w http.ResponseWriter, r *http.Request) {
+	var lastStatus int
+	var lastErr string
+	for _, cand := range c.route.Candidates {
+		up := c.g.upstreams[cand.Provider.Name]
+		ud := cand.Provider.UpstreamDialect(c.d)
+		ubody, err := translate.PrepareRequest(c.d, ud, c.body, cand.Path.UpstreamModel, c.req.Stream)
+		if err != nil {
+			c.attempts = append(c.attempts, reliability.Attempt{Provider: cand.Provider.Name, UpstreamModel: cand.Path.UpstreamModel,
+				Error: "request translation: " + err.Error()})
+			lastErr = err.Error()
+			continue
+		}
+		var ss *streamState
+		if c.req.Stream {
+			ss = newStreamState(c, w, cand, ud)
+		}
+		aw := newAttemptWriter(w, c.req.Stream, ss)
+		t0 := time.Now()
+		err = up.send(aw, r, ud, ubody)
+		att := reliability.Attempt{Provider: cand.Provider.Name, UpstreamModel: cand.Path.UpstreamModel,
+			Status: aw.status, LatencyMs: time.Since(t0).Milliseconds()}
+
+		if aw.mode == modeStream && ss.started {
+			// The client has bytes: there is no going back to another path.
+			c.attempts = append(c.attempts, att)
+			switch {
+			case aw.sinkErr != nil:
+				c.record(ss.recordFailed(cand, "the client closed the connection"))
+			case err != nil && !ss.cs.Done():
+				c.attempts[len(c.attempts)-1].Error = "upstream stream broke: " + err.Error()
+				c.record(ss.fail(cand, "the upstream stream broke before it was complete"))
+			default:
+				c.record(ss.finish(cand))
+			}
+			return
+		}
+		switch {
+		case aw.mode == modeCapture:
+			att.Error = upstreamMessage(aw.buf.Bytes(), aw.status)
+		case err != nil:
+			att.Error = err.Error()
+		case aw.mode == modeStream:
+			// A stream that ended before any event: finish it as empty.
+			c.attempts = append(c.attempts, att)
+			c.record(ss.finish(cand))
+			return
+		case aw.status >= 400:
+			// The upstream refused the request itself: another path would too.
+			att.Error = upstreamMessage(aw.buf.Bytes(), aw.status)
+			c.attempts = append(c.attempts, att)
+			e := upstreamError(aw.buf.Bytes(), aw.status)
+			writeError(w, e, c.d == translate.Messages)
+			c.record(c.failedRecord(cand, e.message))
+			return
+		default:
+			c.attempts = append(c.attempts, att)
+			c.finishBuffered(w, r, cand, ud, aw.buf.Bytes())
+			return
+		}
+		c.attempts = append(c.attempts, att)
+		lastStatus, lastErr = aw.status, att.Error
+		if ce := c.g.logger.Check(zap.DebugLevel, "upstream attempt failed, trying the next path"); ce != nil {
+			ce.Write(zap.String("provider", cand.Provider.Name), zap.Int("status", aw.status), zap.String("error", att.Error))
+		}
+	}
+	e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_unavailable",
+		message: "no upstream path could serve the call: " + lastErr}
+	if lastStatus == http.StatusTooManyRequests {
+		e.status, e.typ, e.code = http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited"
+	}
+	writeError(w, e, c.d == translate.Messages)
+	c.record(c.failedRecord(routing.Candidate{}, e.message))
+}
+
+// finishBuffered converts a whole upstream body to the client's shape,
+// attaches delivery and answers.
+func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routing.Candidate, ud translate.Dialect, upstreamBody []byte) {
+	var (
+		out    = upstreamBody
+		usage  translate.Usage
+		result translate.Result
+		err    error
+	)
+	if c.d == translate.Embeddings {
+		usage = translate.ReadEmbeddingsUsage(upstreamBody)
+	} else {
+		out, usage, result, err = translate.ConvertResponse(ud, c.d, upstreamBody)
+	}
+	if err == nil && !gjson.ValidBytes(out) {
+		err = errors.New("not JSON")
+	}
+	if err != nil {
+		e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_invalid_response",
+			message: "the upstream answered with a body the gateway cannot read"}
+		writeError(w, e, c.d == translate.Messages)
+		c.record(c.failedRecord(cand, e.message+": "+err.Error()))
+		return
+	}
+	version := gjson.GetBytes(upstreamBody, "model").String()
+	dl := c.newDelivery(cand, usage, &result)
+	out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.appendJSON(nil))
+	setPlaceholders(r, cand, c.req.Model, dl)
+	writeJSON(w, http.StatusOK, out)
+	rec := c.successRecord(cand, usage, dl, out, version)
+	c.record(rec)
+}
+
+// upstreamMessage is a short account of a failed attempt for the record.
+func upstreamMessage(body []byte, status int) string {
+	msg := gjson.GetBytes(body, "error.message").String()
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return fmt.Sprintf("status %d: %s", status, msg)
+}
+
+// upstreamError maps an upstream's refusal of the request to the SPEC body,
+// keeping the upstream's status, message, type and param.
+func upstreamError(body []byte, status int) *apiError {
+	e := &apiError{status: status, typ: "invalid_request_error", code: "upstream_rejected", message: http.StatusText(status)}
+	if status >= 500 {
+		e.typ = "api_error"
+	}
+	eb := gjson.GetBytes(body, "error")
+	if m := eb.Get("message").String(); m != "" {
+		e.message = m
+	}
+	if t := eb.Get("type").String(); t != "" {
+		e.typ = t
+	}
+	if cd := eb.Get("code"); cd.Type == gjson.String {
+		e.code = cd.Str
+	}
+	if p := eb.Get("param"); p.Type == gjson.String {
+		e.param = p.Str
+	}
+	return e
+}
+
+// setPlaceholders exposes the call's outcome to access logs as
+// {http.llm.provider}, {http.llm.model}, {http.llm.tier} and {http.llm.cost_usd}.
+func setPlaceholders(r *http.Request, cand routing.Candidate, model string, dl *delivery) {
+	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if !ok {
+		return
+	}
+	repl.Set("http.llm.provider", cand.Provider.Name)
+	repl.Set("http.llm.model", model)
+	repl.Set("http.llm.tier", dl.tier)
+	if dl.cost != nil {
+		repl.Set("http.llm.cost_usd", *dl.cost)
+	} else {
+		repl.Set("http.llm.cost_usd", "")
+	}
+}

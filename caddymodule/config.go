@@ -1,0 +1,204 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/modelgate/gateway/routing"
+)
+
+// OrgConfig declares an organisation and the API keys that act for it.
+type OrgConfig struct {
+	// Name identifies the org; it is created in the store on first start.
+	Name string `json:"name"`
+	// Plan is "free" (default) or "paid".
+	Plan string `json:"plan,omitempty"`
+	// Keys are API keys of the form <prefix>_live_<random>, in plain text.
+	// They are hashed when the config loads and only the hashes are kept;
+	// prefer KeyHashes for real deployments so that the config holds no secret.
+	Keys []string `json:"keys,omitempty"`
+	// KeyHashes are hex SHA-256 digests of API keys.
+	KeyHashes []string `json:"key_hashes,omitempty"`
+	// Models, when set, limits the org to these model ids; a call to another
+	// model is refused with 403 and GET /models lists only these.
+	Models []string `json:"models,omitempty"`
+}
+
+// ProviderConfig declares an upstream service.
+type ProviderConfig struct {
+	// Name is the provider id, the first part of "<provider>/<model>".
+	Name string `json:"name"`
+	// Dialect is "openai" (chat, responses and embeddings), "openai_chat"
+	// (OpenAI-compatible servers: chat and embeddings) or "anthropic".
+	Dialect string `json:"dialect"`
+	// BaseURL ends with the API's version segment, e.g. https://api.openai.com/v1.
+	BaseURL string `json:"base_url,omitempty"`
+	// BaseURLEnv names an environment variable holding the base URL; when it
+	// is unset or empty the provider is switched off.
+	BaseURLEnv string `json:"base_url_env,omitempty"`
+	// APIKey is the upstream credential. It is never logged or recorded.
+	APIKey string `json:"api_key,omitempty"`
+	// APIKeyEnv names an environment variable holding the credential; when it
+	// is unset or empty the provider is switched off.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Endpoints are more base URLs serving the same API (same path); the
+	// reverse proxy balances across them and BaseURL.
+	Endpoints []string `json:"endpoints,omitempty"`
+	// Headers are extra request headers for this provider.
+	Headers map[string]string `json:"headers,omitempty"`
+	// DialTimeout bounds connecting to the upstream. Default 10s.
+	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`
+	// ResponseHeaderTimeout bounds the wait for the upstream's response
+	// headers; past it the next path is tried. Default 5m.
+	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
+	// LBRetries is how many other endpoints of this provider the reverse
+	// proxy tries on a dial error before the gateway moves to the next path.
+	LBRetries int `json:"lb_retries,omitempty"`
+	// InsecureSkipVerify turns off TLS certificate checks (test upstreams only).
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
+}
+
+// PathConfig is one way to serve a model.
+type PathConfig struct {
+	// Provider names the provider.
+	Provider string `json:"provider"`
+	// UpstreamModel is the model name sent upstream.
+	UpstreamModel string `json:"upstream_model"`
+	// Quantization is full (default), q8 or q4.
+	Quantization string `json:"quantization,omitempty"`
+	// ServedBy is provider (default) or router_network.
+	ServedBy string `json:"served_by,omitempty"`
+	// Tiers served; default all three.
+	Tiers []string `json:"tiers,omitempty"`
+	// InputPrice and OutputPrice are what the upstream charges, USD per 1M
+	// tokens; default the model's price.
+	InputPrice *float64 `json:"input_price,omitempty"`
+	// OutputPrice: see InputPrice.
+	OutputPrice *float64 `json:"output_price,omitempty"`
+}
+
+// ModelConfig declares a model clients may ask for.
+type ModelConfig struct {
+	// ID is "<provider>/<model>".
+	ID string `json:"id"`
+	// OwnedBy is listed by GET /models; default the provider part of the id.
+	OwnedBy string `json:"owned_by,omitempty"`
+	// Description is listed by GET /models.
+	Description string `json:"description,omitempty"`
+	// Embedding marks an embeddings model.
+	Embedding bool `json:"embedding,omitempty"`
+	// OpenWeight marks an open-weight model (may have partner-network paths).
+	OpenWeight bool `json:"open_weight,omitempty"`
+	// InputPrice is the direct price billed per 1M input tokens, USD.
+	InputPrice float64 `json:"input_price,omitempty"`
+	// OutputPrice is the direct price billed per 1M output tokens, USD.
+	OutputPrice float64 `json:"output_price,omitempty"`
+	// Paths are tried in order. Default: one path on the id's provider with
+	// the id's model name.
+	Paths []PathConfig `json:"paths,omitempty"`
+}
+
+// buildCatalog turns the config into a routing catalog. Providers whose
+// base URL or credential comes from an unset environment variable are
+// switched off, with their names returned for the log.
+func buildCatalog(provs []ProviderConfig, models []ModelConfig, created int64) (*routing.Catalog, []string, error) {
+	disabled := map[string]bool{}
+	var off []string
+	var ps []*routing.Provider
+	for _, pc := range provs {
+		base, key := pc.BaseURL, pc.APIKey
+		if pc.BaseURLEnv != "" {
+			base = os.Getenv(pc.BaseURLEnv)
+		}
+		if pc.APIKeyEnv != "" {
+			key = os.Getenv(pc.APIKeyEnv)
+		}
+		if base == "" || (pc.APIKeyEnv != "" && key == "") {
+			disabled[pc.Name] = true
+			off = append(off, pc.Name)
+			continue
+		}
+		p := &routing.Provider{Name: pc.Name, Dialect: pc.Dialect, APIKey: key, Headers: pc.Headers}
+		for i, raw := range append([]string{base}, pc.Endpoints...) {
+			u, err := parseBaseURL(raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("provider %q endpoint %d: %w", pc.Name, i, err)
+			}
+			if i > 0 && strings.TrimRight(u.Path, "/") != strings.TrimRight(p.BaseURL.Path, "/") {
+				return nil, nil, fmt.Errorf("provider %q endpoint %q: path must equal the base URL's %q", pc.Name, raw, p.BaseURL.Path)
+			}
+			if i > 0 && u.Scheme != p.BaseURL.Scheme {
+				return nil, nil, fmt.Errorf("provider %q endpoint %q: scheme must equal the base URL's", pc.Name, raw)
+			}
+			if i == 0 {
+				p.BaseURL = u
+			}
+			p.Endpoints = append(p.Endpoints, u)
+		}
+		ps = append(ps, p)
+	}
+	var ms []*routing.Model
+	for _, mc := range models {
+		prov, name, _ := strings.Cut(mc.ID, "/")
+		m := &routing.Model{
+			ID: mc.ID, OwnedBy: mc.OwnedBy, Description: mc.Description,
+			Embedding: mc.Embedding, OpenWeight: mc.OpenWeight,
+			Price: routing.Price{Input: mc.InputPrice, Output: mc.OutputPrice},
+		}
+		if m.OwnedBy == "" {
+			m.OwnedBy = prov
+		}
+		paths := mc.Paths
+		if len(paths) == 0 {
+			paths = []PathConfig{{Provider: prov, UpstreamModel: name}}
+		}
+		for _, pc := range paths {
+			p := routing.Path{
+				Provider: pc.Provider, UpstreamModel: pc.UpstreamModel,
+				Quantization: pc.Quantization, ServedBy: pc.ServedBy, Tiers: pc.Tiers,
+				Cost: m.Price,
+			}
+			if p.UpstreamModel == "" {
+				p.UpstreamModel = name
+			}
+			if p.Quantization == "" {
+				p.Quantization = "full"
+			}
+			if p.ServedBy == "" {
+				p.ServedBy = "provider"
+			}
+			if len(p.Tiers) == 0 {
+				p.Tiers = routing.Tiers
+			}
+			if pc.InputPrice != nil {
+				p.Cost.Input = *pc.InputPrice
+			}
+			if pc.OutputPrice != nil {
+				p.Cost.Output = *pc.OutputPrice
+			}
+			m.Paths = append(m.Paths, p)
+		}
+		ms = append(ms, m)
+	}
+	cat, err := routing.NewCatalog(ps, ms, disabled, created)
+	return cat, off, err
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("base URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("base URL %q: no host", raw)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	return u, nil
+}

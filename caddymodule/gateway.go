@@ -1,0 +1,213 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/modelgate/gateway/translate"
+)
+
+func init() {
+	caddy.RegisterModule(Gateway{})
+}
+
+// Gateway is the `llm_gateway` HTTP handler: GET /models and the model calls
+// POST /chat/completions, /messages, /responses and /embeddings. Requests
+// for other paths go to the next handler.
+type Gateway struct {
+	// Prefix is the path prefix the endpoints live under. Default "/v1".
+	Prefix string `json:"prefix,omitempty"`
+
+	app       *App
+	upstreams map[string]*upstream
+	logger    *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Gateway) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.llm_gateway",
+		New: func() caddy.Module { return new(Gateway) },
+	}
+}
+
+// Provision reaches the llm app and builds one reverse proxy per enabled
+// provider.
+func (g *Gateway) Provision(ctx caddy.Context) error {
+	g.logger = ctx.Logger()
+	if g.Prefix == "" {
+		g.Prefix = "/v1"
+	}
+	appIface, err := ctx.App("llm")
+	if err != nil {
+		return fmt.Errorf("loading llm app: %w", err)
+	}
+	g.app = appIface.(*App)
+	g.upstreams = map[string]*upstream{}
+	for _, pc := range g.app.Providers {
+		p, ok := g.app.catalog.Provider(pc.Name)
+		if !ok {
+			continue // switched off
+		}
+		u, err := newUpstream(ctx, p, pc)
+		if err != nil {
+			return err
+		}
+		g.upstreams[p.Name] = u
+	}
+	return nil
+}
+
+// Cleanup releases the reverse proxies.
+func (g *Gateway) Cleanup() error {
+	for _, u := range g.upstreams {
+		if err := u.proxy.Cleanup(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	start := time.Now()
+	rest, ok := strings.CutPrefix(r.URL.Path, g.Prefix)
+	if !ok {
+		return next.ServeHTTP(w, r)
+	}
+	var d translate.Dialect
+	switch rest {
+	case "/chat/completions":
+		d = translate.Chat
+	case "/messages":
+		d = translate.Messages
+	case "/responses":
+		d = translate.Responses
+	case "/embeddings":
+		d = translate.Embeddings
+	case "/models":
+		if r.Method != http.MethodGet {
+			return next.ServeHTTP(w, r)
+		}
+		p, aerr := g.app.principalOf(r)
+		if aerr != nil {
+			writeError(w, aerr, false)
+			return nil
+		}
+		g.serveModels(w, p)
+		return nil
+	default:
+		return next.ServeHTTP(w, r)
+	}
+	anthropic := d == translate.Messages
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed",
+			message: "use POST"}, anthropic)
+		return nil
+	}
+	p, aerr := g.app.principalOf(r)
+	if aerr != nil {
+		writeError(w, aerr, anthropic)
+		return nil
+	}
+	body, aerr := readBody(w, r, g.app.MaxBodyBytes)
+	if aerr != nil {
+		writeError(w, aerr, anthropic)
+		return nil
+	}
+	c, aerr := g.newCall(r, p, d, body, start)
+	if aerr != nil {
+		writeError(w, aerr, anthropic)
+		return nil
+	}
+	c.serve(w, r)
+	return nil
+}
+
+// readBody reads the request body under the size limit.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large",
+				message: fmt.Sprintf("request body is larger than %d bytes", limit)}
+		}
+		return nil, errInvalid("", "could not read the request body")
+	}
+	return body, nil
+}
+
+// principalOf authenticates the request's bearer token or x-api-key header.
+func (a *App) principalOf(r *http.Request) (*principal, *apiError) {
+	key := ""
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return nil, errUnauthorized("the Authorization header must be \"Bearer <API key>\"")
+		}
+		key = strings.TrimSpace(token)
+	} else {
+		key = r.Header.Get("X-Api-Key")
+	}
+	if key == "" {
+		return nil, errUnauthorized("no API key: send \"Authorization: Bearer <API key>\" or \"x-api-key\"")
+	}
+	p, err := a.authenticate(key)
+	switch {
+	case err == nil:
+		return p, nil
+	case errors.Is(err, errBadKey):
+		return nil, errUnauthorized("invalid API key")
+	case errors.Is(err, errNotStarted):
+		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "api_error", code: "starting", message: err.Error()}
+	default:
+		a.logger.Error("authenticating", zap.Error(err))
+		return nil, errInternal("could not check the API key")
+	}
+}
+
+// serveModels answers GET /models with the models the org may use.
+func (g *Gateway) serveModels(w http.ResponseWriter, p *principal) {
+	b := make([]byte, 0, 1024)
+	b = append(b, `{"object":"list","data":[`...)
+	n := 0
+	for _, m := range g.app.catalog.Models() {
+		if !p.mayUse(m.ID) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `{"id":`...)
+		b = translate.AppendJSONString(b, m.ID)
+		b = append(b, `,"object":"model","created":`...)
+		b = appendInt(b, g.app.catalog.Created)
+		b = append(b, `,"owned_by":`...)
+		b = translate.AppendJSONString(b, m.OwnedBy)
+		if m.Description != "" {
+			b = append(b, `,"description":`...)
+			b = translate.AppendJSONString(b, m.Description)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	writeJSON(w, http.StatusOK, b)
+}
+
+// Interface guards.
+var (
+	_ caddy.Provisioner           = (*Gateway)(nil)
+	_ caddy.CleanerUpper          = (*Gateway)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
+)

@@ -1,0 +1,65 @@
+package caddymodule
+
+import (
+	"time"
+
+	"github.com/modelgate/gateway/reliability"
+	"github.com/modelgate/gateway/routing"
+	"github.com/modelgate/gateway/translate"
+)
+
+// baseRecord is what every record of the call holds. Only the client's body
+// is kept: credentials travel in headers, which are never recorded.
+func (c *call) baseRecord(cand routing.Candidate) *reliability.Call {
+	rec := &reliability.Call{
+		ID:             c.id,
+		Object:         "call",
+		OrgID:          c.p.orgID,
+		OperationID:    c.opID,
+		Model:          c.req.Model,
+		RequestPayload: c.body,
+		CreatedAt:      c.start.UTC(),
+		Endpoint:       endpointNames[c.d],
+		Tier:           c.route.Tier,
+		Stream:         c.req.Stream,
+		Attempts:       c.attempts,
+	}
+	if cand.Provider != nil {
+		rec.Provider = cand.Provider.Name
+		rec.ModelVersion = cand.Path.UpstreamModel
+	}
+	return rec
+}
+
+// successRecord records a served call.
+func (c *call) successRecord(cand routing.Candidate, usage translate.Usage, dl *delivery, response []byte, version string) *reliability.Call {
+	rec := c.baseRecord(cand)
+	rec.Status = "succeeded"
+	if version != "" {
+		rec.ModelVersion = version
+	}
+	rec.ResponsePayload = response
+	rec.PromptTokens, rec.CompletionTokens = usage.InputTokens, usage.OutputTokens
+	rec.LatencyMs = dl.latencyMs
+	rec.CostUSD = dl.cost
+	rec.UpstreamCostUSD = dl.upstreamCost
+	rec.Delivery = dl.appendJSON(nil)
+	return rec
+}
+
+// failedRecord records a call that no path could serve, or that broke.
+func (c *call) failedRecord(cand routing.Candidate, message string) *reliability.Call {
+	rec := c.baseRecord(cand)
+	rec.Status = "failed"
+	rec.Error = message
+	rec.ResponsePayload = []byte("null")
+	rec.LatencyMs = time.Since(c.start).Milliseconds()
+	return rec
+}
+
+// record hands the record to the store's writer; it never waits for disk.
+func (c *call) record(rec *reliability.Call) {
+	if st := c.g.app.storeOrNil(); st != nil {
+		st.RecordCall(rec)
+	}
+}

@@ -1,0 +1,119 @@
+package caddymodule
+
+import (
+	"net/http"
+
+	"github.com/modelgate/gateway/reliability"
+	"github.com/modelgate/gateway/routing"
+	"github.com/modelgate/gateway/translate"
+)
+
+// streamState carries one streamed attempt from the upstream's SSE bytes to
+// the client: split into events, transcoded when the dialects differ, and
+// written in the client's shape as soon as whole events are formed.
+type streamState struct {
+	c      *call
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	cand   routing.Candidate
+	reader translate.SSEReader
+	tc     translate.Transcoder
+	cs     translate.ClientStream
+	emit   translate.Emit
+	out    []byte
+	// started is set once the client's headers are written.
+	started bool
+}
+
+func newStreamState(c *call, w http.ResponseWriter, cand routing.Candidate, ud translate.Dialect) *streamState {
+	s := &streamState{
+		c: c, w: w, rc: http.NewResponseController(w), cand: cand,
+		tc:  translate.NewTranscoder(ud, c.d),
+		cs:  translate.NewClientStream(c.d, c.id, c.req.Model, c.req.IncludeUsage),
+		out: make([]byte, 0, 4096),
+	}
+	s.emit = func(event string, data []byte) { s.out = s.cs.Event(s.out, event, data) }
+	return s
+}
+
+// write implements streamSink.
+func (s *streamState) write(p []byte) error {
+	s.reader.Write(p)
+	for ev, ok := s.reader.Next(); ok; ev, ok = s.reader.Next() {
+		if s.tc == nil {
+			s.out = s.cs.Event(s.out, string(ev.Event), ev.Data)
+			continue
+		}
+		if err := s.tc.Event(ev, s.emit); err != nil {
+			return err
+		}
+	}
+	return s.send()
+}
+
+// send writes what is ready; the client's headers go out with the first bytes.
+func (s *streamState) send() error {
+	if len(s.out) == 0 {
+		return nil
+	}
+	if !s.started {
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream; charset=utf-8")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+		s.started = true
+	}
+	_, err := s.w.Write(s.out)
+	s.out = s.out[:0]
+	return err
+}
+
+// flush implements streamSink.
+func (s *streamState) flush() error {
+	if !s.started {
+		return nil
+	}
+	return s.rc.Flush()
+}
+
+// finish closes a stream that the upstream completed: the held events go
+// out with the delivery block, then the terminator.
+func (s *streamState) finish(cand routing.Candidate) *reliability.Call {
+	if s.tc != nil {
+		_ = s.tc.End(s.emit)
+	}
+	usage := s.cs.Usage()
+	result := s.cs.Result()
+	dl := s.c.newDelivery(cand, usage, result)
+	s.out = s.cs.Close(s.out, dl.appendJSON(nil))
+	_ = s.send()
+	_ = s.flush()
+	rec := s.c.successRecord(cand, usage, dl, streamPayload(s.c, usage, result), cand.Path.UpstreamModel)
+	return rec
+}
+
+// fail ends a stream that broke after the client got its first bytes with
+// the shape's own error event.
+func (s *streamState) fail(cand routing.Candidate, message string) *reliability.Call {
+	s.out = s.cs.Fail(s.out, message)
+	_ = s.send()
+	_ = s.flush()
+	return s.recordFailed(cand, message)
+}
+
+// recordFailed is the record of a stream that did not complete; what the
+// client got before the break is kept.
+func (s *streamState) recordFailed(cand routing.Candidate, message string) *reliability.Call {
+	rec := s.c.failedRecord(cand, message)
+	usage := s.cs.Usage()
+	rec.PromptTokens, rec.CompletionTokens = usage.InputTokens, usage.OutputTokens
+	rec.ResponsePayload = streamPayload(s.c, usage, s.cs.Result())
+	return rec
+}
+
+// streamPayload is the record of a streamed answer: the chat.completion the
+// stream amounts to.
+func streamPayload(c *call, usage translate.Usage, r *translate.Result) []byte {
+	return translate.AppendChatCompletion(nil, c.id, c.req.Model, c.start.Unix(), usage, r)
+}

@@ -1,0 +1,246 @@
+package caddymodule
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+
+	"github.com/modelgate/gateway/routing"
+	"github.com/modelgate/gateway/translate"
+)
+
+// upstream sends calls to one provider through Caddy's reverse proxy, which
+// brings the transport, keep-alive pool, TLS, timeouts and load balancing
+// across the provider's endpoints.
+type upstream struct {
+	provider *routing.Provider
+	proxy    *reverseproxy.Handler
+	basePath string
+	host     string
+}
+
+// newUpstream builds and provisions the reverse proxy of one provider. It
+// needs the real caddy.Context of the handler's Provision.
+func newUpstream(ctx caddy.Context, p *routing.Provider, pc ProviderConfig) (*upstream, error) {
+	tr := &reverseproxy.HTTPTransport{
+		DialTimeout:           caddy.Duration(10 * time.Second),
+		ResponseHeaderTimeout: caddy.Duration(5 * time.Minute),
+	}
+	if pc.DialTimeout > 0 {
+		tr.DialTimeout = pc.DialTimeout
+	}
+	if pc.ResponseHeaderTimeout > 0 {
+		tr.ResponseHeaderTimeout = pc.ResponseHeaderTimeout
+	}
+	if p.BaseURL.Scheme == "https" {
+		tr.TLS = &reverseproxy.TLSConfig{InsecureSkipVerify: pc.InsecureSkipVerify, ServerName: p.BaseURL.Hostname()}
+	}
+	var pool reverseproxy.UpstreamPool
+	for _, ep := range p.Endpoints {
+		pool = append(pool, &reverseproxy.Upstream{Dial: hostPort(ep.Scheme, ep.Host)})
+	}
+	h := &reverseproxy.Handler{
+		TransportRaw: caddyconfig.JSONModuleObject(tr, "protocol", "http", nil),
+		Upstreams:    pool,
+		// Streams are flushed event by event; buffered bodies never reach
+		// the client through this writer, so flushing costs nothing there.
+		FlushInterval: caddy.Duration(-1),
+	}
+	if pc.LBRetries > 0 {
+		h.LoadBalancing = &reverseproxy.LoadBalancing{Retries: pc.LBRetries}
+	}
+	if err := h.Provision(ctx); err != nil {
+		return nil, fmt.Errorf("provider %q: provisioning reverse proxy: %w", p.Name, err)
+	}
+	return &upstream{provider: p, proxy: h, basePath: p.BaseURL.Path, host: p.BaseURL.Host}, nil
+}
+
+func hostPort(scheme, host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	if scheme == "https" {
+		return net.JoinHostPort(host, "443")
+	}
+	return net.JoinHostPort(host, "80")
+}
+
+// forwardedHeaders are the client headers an upstream may see. Everything
+// else, above all the client's gateway credential, stays behind.
+var forwardedHeaders = [...]string{"User-Agent", "Anthropic-Beta", "Openai-Beta"}
+
+// send makes one upstream attempt. Each attempt gets a fresh request: its own
+// header map, a fresh body reader with a matching Content-Length, and no
+// Accept-Encoding, so that Go's transport negotiates gzip and decodes it.
+func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, body []byte) (err error) {
+	req := r.Clone(r.Context())
+	req.Header = make(http.Header, 8)
+	for _, k := range forwardedHeaders {
+		if v := r.Header[k]; len(v) > 0 {
+			req.Header[k] = v
+		}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if u.provider.Dialect == routing.DialectAnthropic {
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		if u.provider.APIKey != "" {
+			req.Header.Set("X-Api-Key", u.provider.APIKey)
+		}
+	} else if u.provider.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+u.provider.APIKey)
+	}
+	for k, v := range u.provider.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Method = http.MethodPost
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.URL.Path = u.basePath + d.Path()
+	req.URL.RawPath = ""
+	req.URL.RawQuery = ""
+	req.Host = u.host
+	req.RequestURI = ""
+
+	defer func() {
+		if rec := recover(); rec != nil {
+			if rec != http.ErrAbortHandler { //nolint:errorlint // sentinel compared as Caddy panics with it
+				panic(rec)
+			}
+			// The proxy aborts when copying the body fails after the
+			// headers: the upstream broke mid-response, or the client left.
+			err = errAborted
+		}
+	}()
+	return u.proxy.ServeHTTP(w, req, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil }))
+}
+
+var errAborted = errors.New("the response was cut off mid-way")
+
+// retryable reports whether an upstream status means "try the next path":
+// the upstream refused or failed, not the request.
+func retryable(status int) bool {
+	switch {
+	case status >= 500, status == http.StatusTooManyRequests, status == http.StatusRequestTimeout,
+		status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusNotFound:
+		return true
+	}
+	return false
+}
+
+// attemptMode is what an attemptWriter does with the upstream's body.
+type attemptMode uint8
+
+const (
+	modeNone    attemptMode = iota
+	modeCapture             // a failed attempt: keep a little of the body for the record
+	modeBuffer              // a whole JSON body, rewritten after it arrives
+	modeStream              // an SSE stream, transcoded event by event
+)
+
+// streamSink receives the body of a streamed attempt.
+type streamSink interface {
+	// write handles upstream bytes; it writes to the client when it has
+	// whole events to send.
+	write(p []byte) error
+	// flush pushes what was written to the client.
+	flush() error
+}
+
+// attemptWriter is the http.ResponseWriter one upstream attempt writes into.
+// It decides at WriteHeader whether the attempt failed (the body is kept
+// for the record and the next path is tried), is a whole body to buffer, or
+// is a stream to pass through as it arrives.
+type attemptWriter struct {
+	header  http.Header
+	status  int
+	mode    attemptMode
+	buf     bytes.Buffer
+	sink    streamSink
+	wantSSE bool
+	// client is the real writer, reached by http.ResponseController.
+	client http.ResponseWriter
+	// sinkErr is a client write error: the client went away.
+	sinkErr error
+}
+
+const captureLimit = 64 << 10
+
+func newAttemptWriter(client http.ResponseWriter, wantSSE bool, sink streamSink) *attemptWriter {
+	return &attemptWriter{header: make(http.Header), client: client, wantSSE: wantSSE, sink: sink}
+}
+
+// Header implements http.ResponseWriter: every attempt has its own map, so
+// a failed attempt's headers never leak into the response.
+func (w *attemptWriter) Header() http.Header { return w.header }
+
+// WriteHeader implements http.ResponseWriter.
+func (w *attemptWriter) WriteHeader(status int) {
+	if w.status != 0 || status < 200 {
+		return
+	}
+	w.status = status
+	switch {
+	case retryable(status):
+		w.mode = modeCapture
+	case w.wantSSE && status == http.StatusOK && isEventStream(w.header.Get("Content-Type")):
+		w.mode = modeStream
+	default:
+		w.mode = modeBuffer
+	}
+}
+
+func isEventStream(ct string) bool {
+	return len(ct) >= 17 && ct[:17] == "text/event-stream"
+}
+
+// Write implements http.ResponseWriter.
+func (w *attemptWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	switch w.mode {
+	case modeCapture:
+		if room := captureLimit - w.buf.Len(); room > 0 {
+			w.buf.Write(p[:min(len(p), room)])
+		}
+	case modeBuffer:
+		w.buf.Write(p)
+	case modeStream:
+		if err := w.sink.write(p); err != nil {
+			w.sinkErr = err
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// FlushError passes the proxy's flushes through to the client while
+// streaming, so every event leaves as soon as it arrives.
+func (w *attemptWriter) FlushError() error {
+	if w.mode != modeStream {
+		return nil
+	}
+	if err := w.sink.flush(); err != nil {
+		w.sinkErr = err
+		return err
+	}
+	return nil
+}
+
+// Flush implements http.Flusher.
+func (w *attemptWriter) Flush() { _ = w.FlushError() }
+
+// Unwrap lets http.ResponseController reach the client's writer.
+func (w *attemptWriter) Unwrap() http.ResponseWriter { return w.client }

@@ -1,0 +1,76 @@
+package reliability
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// CallScores is what the asynchronous eval pass found for one served call:
+// a score per ship gate of the call's operation, and whether the call was
+// refunded for failing one.
+type CallScores struct {
+	// CallID is the call scored.
+	CallID string `json:"call_id"`
+	// OrgID is the org of the call.
+	OrgID string `json:"org_id"`
+	// OperationID is the operation whose gates scored the call.
+	OperationID string `json:"operation_id"`
+	// Provider is the upstream that served the call.
+	Provider string `json:"provider"`
+	// UpstreamModel is the upstream model that served the call.
+	UpstreamModel string `json:"upstream_model"`
+	// Gates has one entry per ship gate, in the operation's order.
+	Gates []GateScore `json:"gates"`
+	// Passed is true when every gate that could score passed.
+	Passed bool `json:"passed"`
+	// Refund is what the eval-gated refund did; nil when none was asked
+	// for (the free plan, or every gate passed).
+	Refund *RefundOutcome `json:"refund"`
+	// ScoredAt is when the pass finished.
+	ScoredAt time.Time `json:"scored_at"`
+}
+
+// GateScore is one ship gate's verdict on a call.
+type GateScore struct {
+	// EvaluatorID is the gate's evaluator.
+	EvaluatorID string `json:"evaluator_id"`
+	// MinScore is the score the gate asks for.
+	MinScore float64 `json:"min_score"`
+	// Score is the evaluator's score, or nil when the gate was skipped.
+	Score *float64 `json:"score"`
+	// Passed is true when Score reaches MinScore.
+	Passed bool `json:"passed"`
+	// Details say how the score came about.
+	Details json.RawMessage `json:"details,omitempty"`
+	// Skipped says why the gate did not score the call: no golden item
+	// with the call's prompt to compare with, an unscorable output, a
+	// failed model call.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// CallScores returns the eval pass's scores of the call, or ErrNotFound
+// when no pass has scored it.
+func (s *BoltStore) CallScores(callID string) (CallScores, error) {
+	var cs CallScores
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return getJSON(tx.Bucket(bucketCallScores), []byte(callID), &cs)
+	})
+	if err != nil {
+		return CallScores{}, fmt.Errorf("scores of call %s: %w", callID, err)
+	}
+	return cs, nil
+}
+
+// putCallScores stores the scores of a call, replacing earlier ones.
+func (s *BoltStore) putCallScores(cs CallScores) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		return putJSON(tx.Bucket(bucketCallScores), []byte(cs.CallID), cs)
+	})
+	if err != nil {
+		return fmt.Errorf("store scores of call %s: %w", cs.CallID, err)
+	}
+	return nil
+}

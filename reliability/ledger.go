@@ -1,0 +1,227 @@
+package reliability
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ObjectLedgerEntry is the object tag of a LedgerEntry.
+const ObjectLedgerEntry = "ledger_entry"
+
+// Kinds of ledger entry.
+const (
+	// LedgerCharge is what a call cost; its amount is negative.
+	LedgerCharge = "charge"
+	// LedgerRefund gives a call's charge back; its amount is positive.
+	LedgerRefund = "refund"
+	// LedgerTopup adds credit: the starting credit, auto top-up.
+	LedgerTopup = "topup"
+)
+
+// StartingCreditUSD is the credit a new org starts with (SPEC section 1).
+const StartingCreditUSD = 5.0
+
+// nanosPerUSD is the ledger's unit: amounts are kept as whole nano-USD, so
+// that a balance is the exact sum of its entries however many there are.
+// A call's cost can be a small fraction of a cent, far above this unit.
+const nanosPerUSD = 1e9
+
+// maxLedgerUSD bounds one entry, far above any real amount, so that a sum
+// of entries cannot overflow the nano-USD integer.
+const maxLedgerUSD = 1e6
+
+// LedgerEntry is one change to an org's credit. An org's balance is the
+// sum of the amounts of its entries.
+type LedgerEntry struct {
+	// ID is the entry's id, prefix "led_".
+	ID string `json:"id"`
+	// Object is always "ledger_entry".
+	Object string `json:"object"`
+	// OrgID is the org whose balance the entry changes.
+	OrgID string `json:"org_id"`
+	// Kind is LedgerCharge, LedgerRefund or LedgerTopup.
+	Kind string `json:"kind"`
+	// AmountUSD is the change to the balance: negative for a charge.
+	AmountUSD float64 `json:"amount_usd"`
+	// CallID is the call a charge or refund is for, or nil.
+	CallID *string `json:"call_id"`
+	// Reason says why a refund or top-up was made.
+	Reason string `json:"reason,omitempty"`
+	// CreatedAt is when the entry was made; lists are ordered by it.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// callCharge is what the ledger has charged for one call, kept so that a
+// refund gives back exactly that and only to the org that paid it.
+type callCharge struct {
+	OrgID string `json:"org_id"`
+	Nanos int64  `json:"nanos"`
+}
+
+// toNanos converts a USD amount to the ledger's unit.
+func toNanos(usd float64) (int64, error) {
+	if math.IsNaN(usd) || math.IsInf(usd, 0) || math.Abs(usd) > maxLedgerUSD {
+		return 0, fmt.Errorf("amount %v USD is not a finite number within ±%g", usd, float64(maxLedgerUSD))
+	}
+	return int64(math.Round(usd * nanosPerUSD)), nil
+}
+
+// fromNanos converts the ledger's unit back to USD.
+func fromNanos(n int64) float64 {
+	return float64(n) / nanosPerUSD
+}
+
+// appendLedger writes an entry, its index entry and the org's new balance
+// in the caller's transaction, so an entry and the balance it changes are
+// never apart.
+func appendLedger(tx *bolt.Tx, orgID, kind string, nanos int64, callID *string, reason string, at time.Time) (LedgerEntry, error) {
+	e := LedgerEntry{
+		ID:        NewID("led_"),
+		Object:    ObjectLedgerEntry,
+		OrgID:     orgID,
+		Kind:      kind,
+		AmountUSD: fromNanos(nanos),
+		CallID:    callID,
+		Reason:    reason,
+		CreatedAt: at.UTC(),
+	}
+	if err := putJSON(tx.Bucket(bucketLedger), []byte(e.ID), e); err != nil {
+		return LedgerEntry{}, err
+	}
+	if err := tx.Bucket(bucketLedgerByOrg).Put(indexKey(indexPrefix(orgID), e.CreatedAt, e.ID), []byte(e.ID)); err != nil {
+		return LedgerEntry{}, fmt.Errorf("index ledger entry: %w", err)
+	}
+	balances := tx.Bucket(bucketBalances)
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], uint64(readBalance(balances, orgID)+nanos))
+	if err := balances.Put([]byte(orgID), buf[:]); err != nil {
+		return LedgerEntry{}, fmt.Errorf("update balance: %w", err)
+	}
+	return e, nil
+}
+
+// readBalance is the org's balance in nano-USD; an org without entries
+// has none.
+func readBalance(balances *bolt.Bucket, orgID string) int64 {
+	v := balances.Get([]byte(orgID))
+	if len(v) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
+}
+
+// Charge debits amount USD from the org for the call. Several charges of
+// one call add up, and a refund of the call gives back their sum. A zero
+// amount (a free model) records nothing. The charge is on disk when Charge
+// returns.
+func (s *BoltStore) Charge(orgID, callID string, amount float64) error {
+	nanos, err := toNanos(amount)
+	if err == nil && amount < 0 {
+		err = errors.New("a charge cannot be negative")
+	}
+	if err == nil && callID == "" {
+		err = errors.New("call id is empty")
+	}
+	if err != nil {
+		return fmt.Errorf("charge org %s for call %s: %w", orgID, callID, err)
+	}
+	if nanos == 0 {
+		return nil
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
+			return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
+		}
+		charges := tx.Bucket(bucketCallCharges)
+		var cc callCharge
+		switch err := getJSON(charges, []byte(callID), &cc); {
+		case errors.Is(err, ErrNotFound):
+			cc.OrgID = orgID
+		case err != nil:
+			return err
+		case cc.OrgID != orgID:
+			return fmt.Errorf("call %s was charged to another org: %w", callID, ErrForbidden)
+		}
+		cc.Nanos += nanos
+		if err := putJSON(charges, []byte(callID), cc); err != nil {
+			return err
+		}
+		_, err := appendLedger(tx, orgID, LedgerCharge, -nanos, &callID, "", time.Now())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("charge org %s for call %s: %w", orgID, callID, err)
+	}
+	return nil
+}
+
+// Topup credits amount USD to the org, e.g. when auto top-up finds the
+// balance under its threshold; reason is kept on the entry.
+func (s *BoltStore) Topup(orgID string, amount float64, reason string) (LedgerEntry, error) {
+	nanos, err := toNanos(amount)
+	if err == nil && nanos <= 0 {
+		err = errors.New("a top-up must be positive")
+	}
+	if err != nil {
+		return LedgerEntry{}, fmt.Errorf("top up org %s: %w", orgID, err)
+	}
+	var e LedgerEntry
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
+			return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
+		}
+		var err error
+		e, err = appendLedger(tx, orgID, LedgerTopup, nanos, nil, reason, time.Now())
+		return err
+	})
+	if err != nil {
+		return LedgerEntry{}, fmt.Errorf("top up org %s: %w", orgID, err)
+	}
+	return e, nil
+}
+
+// Balance is the org's credit in USD: the sum of its ledger entries.
+func (s *BoltStore) Balance(orgID string) (float64, error) {
+	var nanos int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
+			return ErrNotFound
+		}
+		nanos = readBalance(tx.Bucket(bucketBalances), orgID)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("balance of org %s: %w", orgID, err)
+	}
+	return fromNanos(nanos), nil
+}
+
+// LedgerEntries lists the org's ledger entries newest first.
+func (s *BoltStore) LedgerEntries(orgID string, p PageQuery) (Page[LedgerEntry], error) {
+	page, err := listIndexed[LedgerEntry](s, bucketLedgerByOrg, bucketLedger, indexPrefix(orgID), p)
+	if err != nil {
+		return Page[LedgerEntry]{}, fmt.Errorf("list ledger of org %s: %w", orgID, err)
+	}
+	return page, nil
+}
+
+// listIndexed reads one page of the records an index lists under prefix,
+// newest first, in one read transaction.
+func listIndexed[T any](s *BoltStore, index, records []byte, prefix []byte, p PageQuery) (Page[T], error) {
+	page := Page[T]{Object: ObjectList}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ids, err := pageIndex(tx.Bucket(index), prefix, p)
+		if err != nil {
+			return err
+		}
+		page.Data, err = loadPage[T](tx.Bucket(records), ids)
+		page.HasMore, page.NextCursor = ids.hasMore, ids.next
+		return err
+	})
+	return page, err
+}

@@ -1,0 +1,234 @@
+package routing
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelgate/gateway/translate"
+)
+
+// Provider dialects: which wire shapes an upstream speaks natively.
+const (
+	// DialectOpenAI speaks chat completions, responses and embeddings (api.openai.com).
+	DialectOpenAI = "openai"
+	// DialectOpenAIChat speaks chat completions and embeddings only: the
+	// OpenAI-compatible servers (vLLM, llama.cpp, Ollama).
+	DialectOpenAIChat = "openai_chat"
+	// DialectAnthropic speaks messages (api.anthropic.com).
+	DialectAnthropic = "anthropic"
+)
+
+// Quantizations a path may serve at.
+var Quantizations = []string{"full", "q8", "q4"}
+
+// Tiers a path may serve.
+var Tiers = []string{"realtime", "standard", "batch"}
+
+// Provider is one upstream service.
+type Provider struct {
+	// Name is the id used in model ids ("<provider>/<model>") and delivery.provider.
+	Name string
+	// Dialect is DialectOpenAI, DialectOpenAIChat or DialectAnthropic.
+	Dialect string
+	// BaseURL ends with the API's version segment, e.g. https://api.openai.com/v1.
+	BaseURL *url.URL
+	// Endpoints are the base URLs of every endpoint of the provider; the
+	// reverse proxy balances across them. The first is BaseURL.
+	Endpoints []*url.URL
+	// APIKey is the upstream credential. It is sent upstream and nowhere else.
+	APIKey string
+	// Headers are extra request headers sent to this provider.
+	Headers map[string]string
+}
+
+// Speaks reports whether the provider serves the given client dialect natively.
+func (p *Provider) Speaks(d translate.Dialect) bool {
+	switch p.Dialect {
+	case DialectOpenAI:
+		return d == translate.Chat || d == translate.Responses || d == translate.Embeddings
+	case DialectOpenAIChat:
+		return d == translate.Chat || d == translate.Embeddings
+	case DialectAnthropic:
+		return d == translate.Messages
+	}
+	return false
+}
+
+// UpstreamDialect is the dialect the gateway speaks to this provider for a
+// client of dialect d: d itself where the provider speaks it, else the
+// provider's completion dialect.
+func (p *Provider) UpstreamDialect(d translate.Dialect) translate.Dialect {
+	if p.Speaks(d) {
+		return d
+	}
+	if p.Dialect == DialectAnthropic {
+		return translate.Messages
+	}
+	return translate.Chat
+}
+
+// Price is a price in USD per one million tokens.
+type Price struct {
+	Input  float64
+	Output float64
+}
+
+// Cost is the USD cost of the given usage at this price; nil when the usage
+// is unknown (the gateway never guesses).
+func (p Price) Cost(u translate.Usage) *float64 {
+	if !u.Known {
+		return nil
+	}
+	c := (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output) / 1e6
+	// Whole pico-dollars: float noise must not show up on a bill.
+	c = math.Round(c*1e12) / 1e12
+	return &c
+}
+
+// Path is one way to serve a model.
+type Path struct {
+	// Provider is the name of the provider serving this path.
+	Provider string
+	// UpstreamModel is the model name sent to the provider.
+	UpstreamModel string
+	// Quantization is "full", "q8" or "q4".
+	Quantization string
+	// ServedBy is "provider" or "router_network".
+	ServedBy string
+	// Tiers are the tiers this path serves.
+	Tiers []string
+	// Cost is what the upstream charges the gateway for this path.
+	Cost Price
+}
+
+// Serves reports whether the path serves the tier.
+func (p *Path) Serves(tier string) bool { return slices.Contains(p.Tiers, tier) }
+
+// Model is a model id clients may ask for.
+type Model struct {
+	// ID is the client-facing id, "<provider>/<model>".
+	ID string
+	// OwnedBy is reported by GET /models.
+	OwnedBy string
+	// Description is reported by GET /models.
+	Description string
+	// Embedding marks an embeddings model.
+	Embedding bool
+	// OpenWeight marks a model whose weights are public: only those may have
+	// partner-network paths.
+	OpenWeight bool
+	// Price is the direct (list) price the caller is billed for a pinned call.
+	Price Price
+	// Paths are tried in order; later ones are fallbacks.
+	Paths []Path
+}
+
+// Catalog is the set of providers and models a configuration declares.
+type Catalog struct {
+	providers map[string]*Provider
+	models    map[string]*Model
+	order     []*Model
+	// Created is the unix time reported as every model's "created".
+	Created int64
+}
+
+// ErrUnknownModel is returned for a model id the catalog does not list.
+var ErrUnknownModel = errors.New("unknown model")
+
+// NewCatalog checks providers and models for consistency and indexes them.
+// Providers in disabled are switched off (their credential or address is not
+// configured): their paths are dropped, and a model left with no path is not
+// listed.
+func NewCatalog(providers []*Provider, models []*Model, disabled map[string]bool, created int64) (*Catalog, error) {
+	c := &Catalog{providers: map[string]*Provider{}, models: map[string]*Model{}, Created: created}
+	for _, p := range providers {
+		if p.Name == "" || strings.Contains(p.Name, "/") {
+			return nil, fmt.Errorf("provider name %q: must be non-empty and contain no '/'", p.Name)
+		}
+		if _, dup := c.providers[p.Name]; dup {
+			return nil, fmt.Errorf("provider %q declared twice", p.Name)
+		}
+		switch p.Dialect {
+		case DialectOpenAI, DialectOpenAIChat, DialectAnthropic:
+		default:
+			return nil, fmt.Errorf("provider %q: unknown dialect %q (want openai, openai_chat or anthropic)", p.Name, p.Dialect)
+		}
+		c.providers[p.Name] = p
+	}
+	for _, m := range models {
+		if _, dup := c.models[m.ID]; dup {
+			return nil, fmt.Errorf("model %q declared twice", m.ID)
+		}
+		prov, _, ok := strings.Cut(m.ID, "/")
+		if !ok || prov == "" {
+			return nil, fmt.Errorf("model %q: id must have the form <provider>/<model>", m.ID)
+		}
+		var paths []Path
+		for i, p := range m.Paths {
+			if disabled[p.Provider] {
+				continue
+			}
+			if _, ok := c.providers[p.Provider]; !ok {
+				return nil, fmt.Errorf("model %q path %d: unknown provider %q", m.ID, i, p.Provider)
+			}
+			if !slices.Contains(Quantizations, p.Quantization) {
+				return nil, fmt.Errorf("model %q path %d: quantization %q (want full, q8 or q4)", m.ID, i, p.Quantization)
+			}
+			if p.ServedBy != "provider" && p.ServedBy != "router_network" {
+				return nil, fmt.Errorf("model %q path %d: served_by %q (want provider or router_network)", m.ID, i, p.ServedBy)
+			}
+			if p.ServedBy == "router_network" && !m.OpenWeight {
+				return nil, fmt.Errorf("model %q path %d: partner-network paths exist only for open-weight models", m.ID, i)
+			}
+			for _, t := range p.Tiers {
+				if !slices.Contains(Tiers, t) {
+					return nil, fmt.Errorf("model %q path %d: unknown tier %q", m.ID, i, t)
+				}
+			}
+			paths = append(paths, p)
+		}
+		if len(m.Paths) == 0 {
+			return nil, fmt.Errorf("model %q: no path", m.ID)
+		}
+		if len(paths) == 0 {
+			continue
+		}
+		mm := *m
+		mm.Paths = paths
+		c.models[m.ID] = &mm
+		c.order = append(c.order, &mm)
+	}
+	return c, nil
+}
+
+// Provider returns the named provider.
+func (c *Catalog) Provider(name string) (*Provider, bool) {
+	p, ok := c.providers[name]
+	return p, ok
+}
+
+// Providers returns every enabled provider.
+func (c *Catalog) Providers() []*Provider {
+	out := make([]*Provider, 0, len(c.providers))
+	for _, p := range c.providers {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *Provider) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Model returns the model with the given id.
+func (c *Catalog) Model(id string) (*Model, error) {
+	m, ok := c.models[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownModel, id)
+	}
+	return m, nil
+}
+
+// Models lists the catalog's models in declaration order.
+func (c *Catalog) Models() []*Model { return c.order }

@@ -1,0 +1,120 @@
+package routing
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/modelgate/gateway/translate"
+)
+
+// Constraints are what a request asks of the route.
+type Constraints struct {
+	// Dialect is the client's wire shape.
+	Dialect translate.Dialect
+	// Tier is the requested tier, the default already applied.
+	Tier string
+	// TierStrict forbids serving at another tier.
+	TierStrict bool
+	// ForbidPartner removes partner-network paths (forbid_atlas_network).
+	ForbidPartner bool
+	// Quantization, when set, requires paths of that quantization (embeddings).
+	Quantization string
+}
+
+// Candidate is one path to try, with its provider.
+type Candidate struct {
+	Path     *Path
+	Provider *Provider
+}
+
+// Route is the outcome of route selection: the paths to try in order.
+type Route struct {
+	// Model is the catalog model that serves the call.
+	Model *Model
+	// Candidates are tried in order until one answers.
+	Candidates []Candidate
+	// Tier is the tier the call is served and billed at.
+	Tier string
+	// Upgraded is true when a cheaper tier was asked for and the call is
+	// served at realtime because no path at that tier was open.
+	Upgraded bool
+}
+
+// Route-selection errors. Each becomes a 400 naming the parameter that
+// closed every path.
+var (
+	// ErrTierUnavailable: tier_strict and no path at the requested tier.
+	ErrTierUnavailable = errors.New("no path serves the requested tier")
+	// ErrNoPath: the constraints removed every path of the model.
+	ErrNoPath = errors.New("no path satisfies the request")
+)
+
+// PathError says which request parameter left no path.
+type PathError struct {
+	Err   error
+	Param string
+	Msg   string
+}
+
+func (e *PathError) Error() string { return e.Msg }
+
+// Unwrap returns ErrTierUnavailable or ErrNoPath.
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Select returns the paths a pinned model id may be served by, in order.
+func (c *Catalog) Select(modelID string, k Constraints) (Route, error) {
+	m, err := c.Model(modelID)
+	if err != nil {
+		return Route{}, err
+	}
+	if (k.Dialect == translate.Embeddings) != m.Embedding {
+		kind := "a completion"
+		if m.Embedding {
+			kind = "an embeddings"
+		}
+		return Route{}, &PathError{Err: ErrNoPath, Param: "model", Msg: fmt.Sprintf("model %q is %s model", modelID, kind)}
+	}
+	open := make([]Candidate, 0, len(m.Paths))
+	removedBy := ""
+	for i := range m.Paths {
+		p := &m.Paths[i]
+		if k.ForbidPartner && p.ServedBy == "router_network" {
+			removedBy = "forbid_atlas_network"
+			continue
+		}
+		if k.Quantization != "" && p.Quantization != k.Quantization {
+			removedBy = "quantization"
+			continue
+		}
+		open = append(open, Candidate{Path: p, Provider: c.providers[p.Provider]})
+	}
+	if len(open) == 0 {
+		return Route{}, &PathError{Err: ErrNoPath, Param: removedBy,
+			Msg: fmt.Sprintf("no path of model %q satisfies %s", modelID, removedBy)}
+	}
+	r := Route{Model: m, Tier: k.Tier}
+	for _, cand := range open {
+		if cand.Path.Serves(k.Tier) {
+			r.Candidates = append(r.Candidates, cand)
+		}
+	}
+	if len(r.Candidates) > 0 {
+		return r, nil
+	}
+	if k.TierStrict || k.Tier == "realtime" {
+		return Route{}, &PathError{Err: ErrTierUnavailable, Param: "tier",
+			Msg: fmt.Sprintf("no path of model %q serves tier %q", modelID, k.Tier)}
+	}
+	// No path at the cheaper tier: serve and bill at realtime, and say so.
+	r.Tier, r.Upgraded = "realtime", true
+	for _, cand := range open {
+		if cand.Path.Serves("realtime") {
+			r.Candidates = append(r.Candidates, cand)
+		}
+	}
+	if len(r.Candidates) == 0 {
+		return Route{}, &PathError{Err: ErrTierUnavailable, Param: "tier",
+			Msg: fmt.Sprintf("no path of model %q serves tier %q or realtime", modelID, k.Tier)}
+	}
+	return r, nil
+}
