@@ -137,25 +137,19 @@ func readAnthropicMessages(messages gjson.Result, t *turn) *apiError {
 			e = invalid(at+".role", "", "%s.role: Input should be 'user' or 'assistant'", at)
 			return false
 		}
+		var uses, results []string
+		// ownText is whether the message says something besides tool results.
+		ownText := true
 		switch {
 		case !content.Exists():
 			e = invalid(at+".content", "", "%s.content: Field required", at)
-			return false
 		case content.Type == gjson.String:
 			t.inputWords += countWords(content.Str)
-			if r == "user" {
-				lastUser = content
-			}
-			endsResult = false
 		case content.IsArray():
-			var uses, results []string
-			ownText := false
+			ownText = false
 			j := 0
 			content.ForEach(func(_, blk gjson.Result) bool {
 				switch blk.Get("type").String() {
-				case "text":
-					t.inputWords += countWords(blk.Get("text").String())
-					ownText = true
 				case "tool_use":
 					if r == "assistant" {
 						uses = append(uses, blk.Get("id").String())
@@ -169,37 +163,30 @@ func readAnthropicMessages(messages gjson.Result, t *turn) *apiError {
 					results = append(results, id)
 					lastResult = blk.Get("content")
 					t.inputWords += contentWords(lastResult, isAnthropicText)
+				case "text":
+					t.inputWords += countWords(blk.Get("text").String())
+					ownText = true
 				default:
 					ownText = true
 				}
 				j++
 				return true
 			})
-			if e != nil {
-				return false
-			}
-			if missing := unmatched(pending, results); missing != "" {
-				e = invalid("messages."+strconv.Itoa(pendingAt), "", "messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", pendingAt, missing)
-				return false
-			}
-			if r == "user" && (ownText || len(results) == 0) {
-				lastUser = content
-			}
-			endsResult = len(results) > 0
-			pending, pendingAt = uses, i
-			lastRole = r
-			i++
-			return true
 		default:
 			e = invalid(at+".content", "", "%s.content: Input should be a valid list", at)
+		}
+		if e != nil {
 			return false
 		}
-		if missing := unmatched(pending, nil); missing != "" {
+		if missing := unmatched(pending, results); missing != "" {
 			e = invalid("messages."+strconv.Itoa(pendingAt), "", "messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", pendingAt, missing)
 			return false
 		}
-		pending = nil
-		lastRole = r
+		if r == "user" && (ownText || len(results) == 0) {
+			lastUser = content
+		}
+		endsResult = len(results) > 0
+		pending, pendingAt, lastRole = uses, i, r
 		i++
 		return true
 	})

@@ -70,6 +70,10 @@ type directives struct {
 	words int
 }
 
+// maxDirectiveLen is the length of the longest directive between its
+// brackets: the longest name, the colon and nine digits.
+const maxDirectiveLen = len("status:") + 9
+
 // maxWords bounds [[words:N]] so that one request cannot ask for an
 // unbounded amount of memory.
 const maxWords = 100000
@@ -122,7 +126,9 @@ func parseDirectives(s string) (string, directives) {
 		}
 		kept.WriteString(rest[:open])
 		body := rest[open+2:]
-		end := strings.Index(body, "]]")
+		// Only a short window can hold a directive; searching further would
+		// make a text full of "[[" quadratic.
+		end := strings.Index(body[:min(len(body), maxDirectiveLen+2)], "]]")
 		name, digits, ok := strings.Cut(body[:max(end, 0)], ":")
 		n, valid := parseCount(digits)
 		if end < 0 || !ok || !valid || !d.set(name, n) {

@@ -212,3 +212,14 @@ func TestAnswer(t *testing.T) {
 		})
 	}
 }
+
+func TestParseDirectivesLinear(t *testing.T) {
+	// A text of brackets with a closing pair at the very end must not take
+	// quadratic time.
+	s := strings.Repeat("[", 1<<20) + "]]"
+	start := time.Now()
+	clean, d := parseDirectives(s)
+	if time.Since(start) > 2*time.Second || clean != s || d != (directives{cut: -1, words: -1}) {
+		t.Errorf("took %v, directives %+v", time.Since(start), d)
+	}
+}

@@ -26,6 +26,9 @@ type chatRequest struct {
 	includeUsage bool
 }
 
+// chatRoles are the message roles the chat completions API accepts.
+var chatRoles = fieldSet("system", "developer", "user", "assistant", "tool", "function")
+
 func isChatText(partType string) bool { return partType == "text" }
 
 // readChat reads and validates a chat completions request.
@@ -129,19 +132,17 @@ func readChatMessages(messages gjson.Result, t *turn) *apiError {
 			return true
 		})
 		at := "messages[" + strconv.Itoa(i) + "]"
-		switch {
-		case absent(role):
+		r := role.String()
+		if absent(role) {
 			e = invalid(at+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", at)
 			return false
-		case role.String() == "system", role.String() == "developer", role.String() == "user",
-			role.String() == "assistant", role.String() == "tool", role.String() == "function":
-		default:
-			e = invalid(at+".role", "invalid_value", "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", role.String())
+		}
+		if !chatRoles[r] {
+			e = invalid(at+".role", "invalid_value", "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", r)
 			return false
 		}
-		r := role.String()
-		// The real API spells these params "messages.[i]" and the word
-		// "preceeding" as below; clients match on them.
+		// These params ("messages.[i]") and the word "preceeding" are spelled
+		// as the real API spells them, so that its errors compare equal.
 		if r == "tool" {
 			if !inToolTurn {
 				e = invalid("messages.["+strconv.Itoa(i)+"].role", "", "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
@@ -197,8 +198,12 @@ func readChatMessages(messages gjson.Result, t *turn) *apiError {
 
 // readChatTools reads the function tools and tool_choice.
 func readChatTools(tools, toolChoice gjson.Result, t *turn) *apiError {
-	if !absent(tools) && !tools.IsArray() {
+	switch {
+	case absent(tools):
+	case !tools.IsArray():
 		return invalid("tools", "invalid_type", "Invalid type for 'tools': expected an array, but got %s instead.", typeName(tools))
+	case !tools.Get("0").Exists():
+		return invalid("tools", "empty_array", "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.")
 	}
 	var e *apiError
 	i := 0

@@ -113,6 +113,8 @@ func TestChatValidation(t *testing.T) {
 			`{"message":"Invalid value: 'always'. Supported values are: 'none', 'auto', and 'required'.","type":"invalid_request_error","param":"tool_choice","code":"invalid_value"}`},
 		{"tool_choice names a missing tool", false, `{"model":"m","tool_choice":{"type":"function","function":{"name":"g"}},"tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":"x"}]}`,
 			`{"message":"Invalid value for 'tool_choice': function 'g' is not among the 'tools'.","type":"invalid_request_error","param":"tool_choice","code":"invalid_value"}`},
+		{"empty tools", false, `{"model":"m","tools":[],"messages":[{"role":"user","content":"x"}]}`,
+			`{"message":"Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.","type":"invalid_request_error","param":"tools","code":"empty_array"}`},
 		{"tool without a name", false, `{"model":"m","tools":[{"type":"function","function":{"parameters":{}}}],"messages":[{"role":"user","content":"x"}]}`,
 			`{"message":"Missing required parameter: 'tools[0].function.name'.","type":"invalid_request_error","param":"tools[0].function.name","code":"missing_required_parameter"}`},
 		{"strict rejects an unknown field", true, `{"model":"m","messages":[{"role":"user","content":"x"}],"tier":"batch"}`,

@@ -82,14 +82,20 @@ const pipelineDelivery = `{"tier":"standard","served_by":"provider","cost_usd":0
 // way the gateway does, and returns the bytes the client receives.
 func runPipeline(t testing.TB, c streamCase, client Dialect) ([]byte, ClientStream) {
 	t.Helper()
-	wire := convFixture(t, c.file)
-	tc := NewTranscoder(c.upstream, client)
+	return runWire(t, convFixture(t, c.file), c.upstream, client, 1)
+}
+
+// runWire runs upstream bytes, written step bytes at a time, through the
+// pipeline to a client.
+func runWire(t testing.TB, wire []byte, upstream, client Dialect, step int) ([]byte, ClientStream) {
+	t.Helper()
+	tc := NewTranscoder(upstream, client)
 	cs := NewClientStream(client, "gw_0001", "router-1", true)
 	var out []byte
 	emit := func(event string, data []byte) { out = cs.Event(out, event, data) }
 	var r SSEReader
-	for i := range wire {
-		r.Write(wire[i : i+1])
+	for i := 0; i < len(wire); i += step {
+		r.Write(wire[i:min(i+step, len(wire))])
 		for ev, ok := r.Next(); ok; ev, ok = r.Next() {
 			if tc == nil {
 				emit(string(ev.Event), ev.Data)
