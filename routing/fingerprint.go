@@ -3,6 +3,7 @@ package routing
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 
 	"github.com/tidwall/gjson"
 
@@ -126,6 +127,8 @@ func hexDigest(prefix string, sum []byte) string {
 type fingerprintFields struct {
 	model, temperature, topP, maxTokens, stop, seed, responseFormat, tools gjson.Result
 	dimensions, encodingFormat, quantization                               gjson.Result
+	// extra holds the extraCacheFields, by index.
+	extra [len(extraCacheFields)]gjson.Result
 	// stopString is set when stop is chat's lone string.
 	stopString bool
 	// outputSchema is the structured-output schema object: chat's
@@ -171,6 +174,10 @@ func readFingerprintFields(d translate.Dialect, root gjson.Result) fingerprintFi
 			dst = &f.encodingFormat
 		case "quantization":
 			dst = &f.quantization
+		default:
+			if i := slices.Index(extraCacheFields[:], k.Str); i >= 0 {
+				dst = &f.extra[i]
+			}
 		}
 		// The first of repeated keys counts, as in every gjson lookup;
 		// validation rejects repeats of the fields it reads.
@@ -235,6 +242,9 @@ func cacheFingerprint(f *fingerprintFields, prompt, tier string, tierStrict bool
 	obj = appendRawMember(obj, "seed", f.seed)
 	obj = appendRawMember(obj, "response_format", f.responseFormat)
 	obj = appendRawMember(obj, "tools", f.tools)
+	for i, name := range extraCacheFields {
+		obj = appendRawMember(obj, name, f.extra[i])
+	}
 	if f.dialect == translate.Embeddings {
 		obj = appendRawMember(obj, "dimensions", f.dimensions)
 		obj = appendRawMember(obj, "encoding_format", f.encodingFormat)
@@ -242,6 +252,15 @@ func cacheFingerprint(f *fingerprintFields, prompt, tier string, tierStrict bool
 	}
 	obj = append(obj, '}')
 	return digest(cachePrefix, translate.AppendCanonical(make([]byte, 0, len(obj)), gjson.ParseBytes(obj)))
+}
+
+// extraCacheFields shape the output too, beyond the fields SPEC 2.4 lists:
+// two requests that differ in one of them are not equivalent, so they must
+// not share a cached response.
+var extraCacheFields = [...]string{
+	"n", "tool_choice", "parallel_tool_calls", "presence_penalty", "frequency_penalty",
+	"logit_bias", "logprobs", "top_logprobs", "top_k", "reasoning_effort", "reasoning",
+	"thinking", "previous_response_id", "modalities", "audio", "prediction", "truncation",
 }
 
 // appendRawMember appends `,"key":` and v as the body wrote it, unless v is

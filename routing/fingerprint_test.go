@@ -149,6 +149,11 @@ func TestCacheFingerprintCoversEachField(t *testing.T) {
 		chat("tools removed", "tools", ""),
 		{"tier", translate.Chat, cacheBase, "batch", false},
 		{"tier_strict", translate.Chat, cacheBase, "standard", true},
+		// Output-shaping fields beyond SPEC's list: equal keys must mean
+		// equivalent requests.
+		chat("n", "n", `2`),
+		chat("tool_choice", "tool_choice", `"required"`),
+		chat("frequency_penalty", "frequency_penalty", `1`),
 	} {
 		got, _ := RequestFingerprints(v.d, []byte(v.body), v.tier, v.tierStrict)
 		if got.Cache == base.Cache {
@@ -160,7 +165,6 @@ func TestCacheFingerprintCoversEachField(t *testing.T) {
 		chat("metadata", "metadata.operation_id", `"other"`),
 		chat("stream", "stream", `true`),
 		chat("body tier (the effective tier counts)", "tier", `"batch"`),
-		chat("n", "n", `1`),
 		chat("explicit null", "presence_penalty", `null`),
 		chat("lone stop string", "stop", `"END"`),
 		chat("tool key order and spacing", "tools", `[ {"function": {"parameters": {"type": "object"}, "name": "f"}, "type": "function"} ]`),
@@ -190,8 +194,8 @@ func TestCacheFingerprintOtherShapes(t *testing.T) {
 			[]string{"max_tokens=101", "stop_sequences=[\"y\"]", "temperature=0.5", "model=\"n\""},
 			[]string{"metadata.user_id=\"b\"", "stream=true"}},
 		{translate.Responses, responses,
-			[]string{"max_output_tokens=99", "text.format.name=\"s\"", "input=\"hello\""},
-			[]string{"user=\"b\"", "parallel_tool_calls=true"}},
+			[]string{"max_output_tokens=99", "text.format.name=\"s\"", "input=\"hello\"", "parallel_tool_calls=true"},
+			[]string{"user=\"b\""}},
 		{translate.Embeddings, embeddings,
 			[]string{"dimensions=128", "encoding_format=\"base64\"", "quantization=\"q4\"", "input=[\"ho\"]"},
 			[]string{"user=\"b\"", "metadata={\"operation_id\":\"x\"}"}},
