@@ -1,8 +1,12 @@
 package caddymodule
 
 import (
+	"errors"
+	"strings"
+
 	"encoding/json"
 	"fmt"
+	"github.com/modelgate/gateway/reliability"
 	"net/http"
 	"time"
 
@@ -19,6 +23,8 @@ func init() {
 // the gateway's public listeners.
 //
 //	POST /llm/keys  {"org": "<name>"}  -> 201 {"key", "id", "org_id", "org", "hint", "created_at"}
+//	POST /llm/training_requests/{id}  {"status": "reviewing"|"approved"|"declined"|"completed"|"requested"}
+//	     -> 200 the training request
 //
 // The plain key is in that response only; the store keeps its hash.
 type AdminAPI struct{}
@@ -35,6 +41,7 @@ func (AdminAPI) CaddyModule() caddy.ModuleInfo {
 func (AdminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/llm/keys", Handler: caddy.AdminHandlerFunc(handleCreateKey)},
+		{Pattern: "/llm/training_requests/", Handler: caddy.AdminHandlerFunc(handleTrainingStatus)},
 	}
 }
 
@@ -100,3 +107,40 @@ func handleCreateKey(w http.ResponseWriter, r *http.Request) error {
 
 // Interface guards.
 var _ caddy.AdminRouter = AdminAPI{}
+
+// handleTrainingStatus sets a training request's status: the operator's
+// side of the sales process.
+func handleTrainingStatus(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method not allowed")}
+	}
+	id := strings.TrimPrefix(r.URL.Path, "/llm/training_requests/")
+	if id == "" || strings.Contains(id, "/") {
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no training request id in the path")}
+	}
+	var req struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("decoding request: %v", err)}
+	}
+	a, err := runningApp()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+	}
+	tr, err := a.storeOrNil().SetTrainingStatus(id, req.Status)
+	switch {
+	case errors.Is(err, reliability.ErrNotFound):
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: err}
+	case err != nil:
+		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: err}
+	}
+	a.logger.Info("training request status set", zap.String("id", tr.ID), zap.String("status", tr.Status))
+	body, err := json.Marshal(tr)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(body)
+	return err
+}

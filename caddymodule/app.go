@@ -49,9 +49,18 @@ type App struct {
 	Providers []ProviderConfig `json:"providers,omitempty"`
 	// Models declares the models clients may ask for.
 	Models []ModelConfig `json:"models,omitempty"`
+	// SalesEmail receives an email for every training request.
+	SalesEmail string `json:"sales_email,omitempty"`
+	// SMTP is the relay that sends those emails; without it they wait in
+	// the store's outbox.
+	SMTP *SMTPConfig `json:"smtp,omitempty"`
+	// FairUse caps the credits that thumbs_down feedback gives per org per
+	// rolling 24 hours.
+	FairUse *FairUseConfig `json:"fair_use,omitempty"`
 
 	catalog   *routing.Catalog
 	storePath string
+	models    *modelCaller
 	// configKeys maps the hash of each key declared in the config to its org's name.
 	configKeys map[[32]byte]string
 	orgModels  map[string]map[string]bool // org name -> allowed model ids
@@ -59,8 +68,33 @@ type App struct {
 	logger     *zap.Logger
 }
 
+// SMTPConfig is an SMTP relay.
+type SMTPConfig struct {
+	// Addr is host:port of the relay.
+	Addr string `json:"addr"`
+	// From is the sender address.
+	From string `json:"from"`
+	// Username and Password authenticate to the relay (PLAIN), when set.
+	Username string `json:"username,omitempty"`
+	// Password: see Username. PasswordEnv reads it from the environment instead.
+	Password string `json:"password,omitempty"`
+	// PasswordEnv names an environment variable holding the password.
+	PasswordEnv string `json:"password_env,omitempty"`
+}
+
+// FairUseConfig caps automatic refunds per org per rolling 24 hours.
+type FairUseConfig struct {
+	// MaxRefunds is the most refunds. Default 100.
+	MaxRefunds int `json:"max_refunds,omitempty"`
+	// MaxShare is the largest share of the org's calls refunded. Default 0.5.
+	MaxShare float64 `json:"max_share,omitempty"`
+}
+
 // runtimeState is what the app learns while it runs.
 type runtimeState struct {
+	api      *reliability.API
+	worker   *reliability.Worker
+	mailer   *reliability.Mailer
 	mu       sync.Mutex // guards opening and stopping
 	stopped  bool
 	store    atomic.Pointer[reliability.BoltStore]
@@ -82,6 +116,7 @@ func (App) CaddyModule() caddy.ModuleInfo {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.rt = new(runtimeState)
+	a.models = &modelCaller{app: a}
 	if a.KeyPrefix == "" {
 		a.KeyPrefix = "mg"
 	}
@@ -190,12 +225,16 @@ func (a *App) open() (*reliability.BoltStore, error) {
 	st := val.(pooledStore).BoltStore
 	for _, oc := range a.Orgs {
 		org, err := st.EnsureOrg(oc.Name)
+		if err == nil && oc.Plan != "" && org.Plan != oc.Plan {
+			org, err = st.SetOrgPlan(org.ID, oc.Plan)
+		}
 		if err != nil {
 			_, _ = stores.Delete(a.storePath)
 			return nil, fmt.Errorf("org %q: %w", oc.Name, err)
 		}
 		a.rt.orgIDs.Store(oc.Name, org.ID)
 	}
+	a.startWorkers(st)
 	a.rt.store.Store(st)
 	a.logger.Info("llm gateway started", zap.String("store", a.storePath),
 		zap.Int("models", len(a.catalog.Models())), zap.Int("providers", len(a.catalog.Providers())))
@@ -211,6 +250,10 @@ func (a *App) Stop() error {
 	a.rt.stopped = true
 	if a.rt.store.Load() == nil {
 		return nil
+	}
+	a.rt.worker.Stop()
+	if a.rt.mailer != nil {
+		a.rt.mailer.Stop()
 	}
 	_, err := stores.Delete(a.storePath)
 	return err
@@ -234,6 +277,10 @@ func (a *App) storeOrNil() *reliability.BoltStore {
 type principal struct {
 	orgID   string
 	orgName string
+	plan    string
+	// keyID identifies the key that authenticated, for records such as
+	// requested_by_user_id; config keys get an id from their hash.
+	keyID   string
 	allowed map[string]bool // nil: every model
 }
 
@@ -256,7 +303,8 @@ func (a *App) authenticate(key string) (*principal, error) {
 				}
 				id, _ = a.rt.orgIDs.Load(org)
 			}
-			return &principal{orgID: id.(string), orgName: org, allowed: a.orgModels[org]}, nil
+			return &principal{orgID: id.(string), orgName: org, plan: a.orgPlan(org), keyID: "key_cfg_" + hex.EncodeToString(h[:6]),
+				allowed: a.orgModels[org]}, nil
 		}
 	}
 	if p, ok := a.rt.keyCache.Load(h); ok {
@@ -280,9 +328,19 @@ func (a *App) authenticate(key string) (*principal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("look up org of key: %w", err)
 	}
-	p := &principal{orgID: org.ID, orgName: org.Name, allowed: a.orgModels[org.Name]}
+	p := &principal{orgID: org.ID, orgName: org.Name, plan: org.Plan, keyID: rec.ID, allowed: a.orgModels[org.Name]}
 	a.rt.keyCache.Store(h, p)
 	return p, nil
+}
+
+// orgPlan is the plan a config org declares ("free" when it says none).
+func (a *App) orgPlan(name string) string {
+	for _, oc := range a.Orgs {
+		if oc.Name == name && oc.Plan != "" {
+			return oc.Plan
+		}
+	}
+	return "free"
 }
 
 var (

@@ -29,6 +29,17 @@ func init() {
 //		max_body_size <size>
 //		commit_batch <records>
 //		commit_delay <duration>
+//		sales_email <address>
+//		smtp <host:port> {
+//			from <address>
+//			username <user>
+//			password <password>
+//			password_env <VAR>
+//		}
+//		fair_use {
+//			max_refunds <n>
+//			max_share <0..1>
+//		}
 //		org <name> {
 //			plan free|paid
 //			key <api_key...>
@@ -118,11 +129,78 @@ func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
 				return nil, err
 			}
 			app.Models = append(app.Models, mc)
+		case "sales_email":
+			if !d.AllArgs(&app.SalesEmail) {
+				return nil, d.ArgErr()
+			}
+		case "smtp":
+			sc, err := parseSMTP(d)
+			if err != nil {
+				return nil, err
+			}
+			app.SMTP = sc
+		case "fair_use":
+			fu := new(FairUseConfig)
+			if d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			for nesting := d.Nesting(); d.NextBlock(nesting); {
+				switch d.Val() {
+				case "max_refunds":
+					n, err := intArg(d)
+					if err != nil {
+						return nil, err
+					}
+					fu.MaxRefunds = n
+				case "max_share":
+					var v string
+					if !d.AllArgs(&v) {
+						return nil, d.ArgErr()
+					}
+					f, err := strconv.ParseFloat(v, 64)
+					if err != nil || f < 0 || f > 1 {
+						return nil, d.Errf("max_share wants a number from 0 to 1, got %q", v)
+					}
+					fu.MaxShare = f
+				default:
+					return nil, d.Errf("unrecognized fair_use subdirective %q", d.Val())
+				}
+			}
+			app.FairUse = fu
 		default:
 			return nil, d.Errf("unrecognized subdirective %q", d.Val())
 		}
 	}
 	return httpcaddyfile.App{Name: "llm", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+func parseSMTP(d *caddyfile.Dispenser) (*SMTPConfig, error) {
+	sc := new(SMTPConfig)
+	if !d.AllArgs(&sc.Addr) {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var dst *string
+		switch d.Val() {
+		case "from":
+			dst = &sc.From
+		case "username":
+			dst = &sc.Username
+		case "password":
+			dst = &sc.Password
+		case "password_env":
+			dst = &sc.PasswordEnv
+		default:
+			return nil, d.Errf("unrecognized smtp subdirective %q", d.Val())
+		}
+		if !d.AllArgs(dst) {
+			return nil, d.ArgErr()
+		}
+	}
+	if sc.From == "" {
+		return nil, d.Err("smtp needs a from address")
+	}
+	return sc, nil
 }
 
 func parseOrg(d *caddyfile.Dispenser) (OrgConfig, error) {

@@ -51,6 +51,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("loading llm app: %w", err)
 	}
 	g.app = appIface.(*App)
+	g.app.models.gateway.Store(g)
 	g.upstreams = map[string]*upstream{}
 	for _, pc := range g.app.Providers {
 		p, ok := g.app.catalog.Provider(pc.Name)

@@ -43,6 +43,9 @@ func (c *call) successRecord(cand routing.Candidate, usage translate.Usage, dl *
 	rec.LatencyMs = dl.latencyMs
 	rec.CostUSD = dl.cost
 	rec.UpstreamCostUSD = dl.upstreamCost
+	if dl.cost != nil && *dl.cost > 0 {
+		rec.ChargeUSD = *dl.cost
+	}
 	rec.Delivery = dl.appendJSON(nil)
 	return rec
 }
@@ -57,9 +60,16 @@ func (c *call) failedRecord(cand routing.Candidate, message string) *reliability
 	return rec
 }
 
-// record hands the record to the store's writer; it never waits for disk.
+// record hands the record to the store's writer, which also charges the
+// org in the same commit; it never waits for disk. A served call tagged
+// with a gated operation goes to the async eval pass.
 func (c *call) record(rec *reliability.Call) {
-	if st := c.g.app.storeOrNil(); st != nil {
-		st.RecordCall(rec)
+	st := c.g.app.storeOrNil()
+	if st == nil {
+		return
+	}
+	st.RecordCall(rec)
+	if c.gates > 0 && rec.Status == reliability.CallSucceeded {
+		c.g.app.rt.worker.ScheduleEvalPass(*rec)
 	}
 }

@@ -58,10 +58,8 @@ func (h *Reliability) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		return next.ServeHTTP(w, r)
 	}
 	seg := strings.Split(strings.Trim(rest, "/"), "/")
-	switch {
-	case seg[0] == "calls" && len(seg) <= 2:
-	default:
-		return next.ServeHTTP(w, r)
+	if seg[0] != "calls" || len(seg) > 2 {
+		return h.serveAPI(w, r, next, rest)
 	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
@@ -85,6 +83,27 @@ func (h *Reliability) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	}
 	if aerr != nil {
 		writeError(w, aerr, false)
+	}
+	return nil
+}
+
+// serveAPI hands the reliability endpoints other than the calls to the
+// reliability package, for the authenticated org.
+func (h *Reliability) serveAPI(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, rest string) error {
+	if !reliability.IsAPIPath(rest) {
+		return next.ServeHTTP(w, r)
+	}
+	p, aerr := h.app.principalOf(r)
+	if aerr != nil {
+		writeError(w, aerr, false)
+		return nil
+	}
+	if h.app.storeOrNil() == nil {
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "api_error", code: "starting", message: errNotStarted.Error()}, false)
+		return nil
+	}
+	if !h.app.rt.api.ServeHTTP(w, r, p.orgID, p.plan, p.keyID, rest) {
+		return next.ServeHTTP(w, r)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package demoupstream
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -122,7 +121,8 @@ func readAnthropicMessages(messages gjson.Result, t *turn) *apiError {
 		lastResult gjson.Result
 		lastRole   string
 		endsResult bool
-		pending    []string // tool_use ids of the previous assistant message
+		pending    toolIDs // the tool_use ids of the previous message
+		uses       toolIDs
 		pendingAt  int
 	)
 	messages.ForEach(func(_, m gjson.Result) bool {
@@ -137,7 +137,8 @@ func readAnthropicMessages(messages gjson.Result, t *turn) *apiError {
 			e = invalid(at+".role", "", "%s.role: Input should be 'user' or 'assistant'", at)
 			return false
 		}
-		var uses, results []string
+		uses.reset()
+		results := 0
 		// ownText is whether the message says something besides tool results.
 		ownText := true
 		switch {
@@ -152,15 +153,15 @@ func readAnthropicMessages(messages gjson.Result, t *turn) *apiError {
 				switch blk.Get("type").String() {
 				case "tool_use":
 					if r == "assistant" {
-						uses = append(uses, blk.Get("id").String())
+						uses.add(blk.Get("id").String())
 					}
 				case "tool_result":
 					id := blk.Get("tool_use_id").String()
-					if r != "user" || indexOf(pending, id) < 0 {
+					if r != "user" || !pending.answer(id) {
 						e = invalid(at+".content."+strconv.Itoa(j), "", "%s.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", at, j, id)
 						return false
 					}
-					results = append(results, id)
+					results++
 					lastResult = blk.Get("content")
 					t.inputWords += contentWords(lastResult, isAnthropicText)
 				case "text":
@@ -178,15 +179,17 @@ func readAnthropicMessages(messages gjson.Result, t *turn) *apiError {
 		if e != nil {
 			return false
 		}
-		if missing := unmatched(pending, results); missing != "" {
+		if missing := pending.unanswered(); missing != "" {
 			e = invalid("messages."+strconv.Itoa(pendingAt), "", "messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", pendingAt, missing)
 			return false
 		}
-		if r == "user" && (ownText || len(results) == 0) {
+		if r == "user" && (ownText || results == 0) {
 			lastUser = content
 		}
-		endsResult = len(results) > 0
-		pending, pendingAt, lastRole = uses, i, r
+		endsResult = results > 0
+		// The two trackers swap roles so that neither is reallocated.
+		pending, uses = uses, pending
+		pendingAt, lastRole = i, r
 		i++
 		return true
 	})
@@ -202,17 +205,6 @@ func readAnthropicMessages(messages gjson.Result, t *turn) *apiError {
 		t.toolResult = contentText(lastResult, isAnthropicText)
 	}
 	return nil
-}
-
-// unmatched lists, comma-separated, the tool_use ids without a result.
-func unmatched(uses, results []string) string {
-	var missing []string
-	for _, id := range uses {
-		if indexOf(results, id) < 0 {
-			missing = append(missing, id)
-		}
-	}
-	return strings.Join(missing, ", ")
 }
 
 // readAnthropicTools reads the client tools (server tools such as

@@ -3,7 +3,6 @@ package demoupstream
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -107,8 +106,7 @@ func readChatMessages(messages gjson.Result, t *turn) *apiError {
 		lastUser   gjson.Result
 		last       gjson.Result
 		lastRole   string
-		calls      []string // ids of the pending assistant tool calls
-		answered   []bool
+		calls      toolIDs // the pending calls of the last assistant message
 		callerAt   int
 		inToolTurn bool
 	)
@@ -148,29 +146,25 @@ func readChatMessages(messages gjson.Result, t *turn) *apiError {
 				e = invalid("messages.["+strconv.Itoa(i)+"].role", "", "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
 				return false
 			}
-			id := toolCallID.String()
-			k := indexOf(calls, id)
-			if k < 0 {
+			if id := toolCallID.String(); !calls.answer(id) {
 				e = invalid("messages.["+strconv.Itoa(i)+"].tool_call_id", "", "Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", id)
 				return false
 			}
-			answered[k] = true
 		} else {
 			if inToolTurn {
-				if missing := unanswered(calls, answered); missing != "" {
+				if missing := calls.unanswered(); missing != "" {
 					e = invalid("messages.["+strconv.Itoa(callerAt)+"].role", "", "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s", missing)
 					return false
 				}
 			}
 			inToolTurn = false
 			if r == "assistant" && toolCalls.IsArray() {
-				calls, answered = calls[:0], answered[:0]
+				calls.reset()
 				toolCalls.ForEach(func(_, c gjson.Result) bool {
-					calls = append(calls, c.Get("id").String())
-					answered = append(answered, false)
+					calls.add(c.Get("id").String())
 					return true
 				})
-				inToolTurn = len(calls) > 0
+				inToolTurn = len(calls.order) > 0
 				callerAt = i
 			}
 		}
@@ -303,26 +297,6 @@ func openAIBool(name string, v gjson.Result) (bool, *apiError) {
 		return false, invalid(name, "invalid_type", "Invalid type for '%s': expected a boolean, but got %s instead.", name, typeName(v))
 	}
 	return v.Bool(), nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
-}
-
-// unanswered lists, comma-separated, the calls not yet answered.
-func unanswered(calls []string, answered []bool) string {
-	var missing []string
-	for i, ok := range answered {
-		if !ok {
-			missing = append(missing, calls[i])
-		}
-	}
-	return strings.Join(missing, ", ")
 }
 
 // chatCompletions serves POST .../chat/completions.

@@ -126,7 +126,7 @@ func readResponsesInput(input gjson.Result, continues bool, t *turn) *apiError {
 		lastUser gjson.Result
 		last     gjson.Result
 		lastType string
-		calls    []string
+		calls    toolIDs
 	)
 	input.ForEach(func(_, item gjson.Result) bool {
 		at := "input[" + strconv.Itoa(i) + "]"
@@ -167,9 +167,9 @@ func readResponsesInput(input gjson.Result, continues bool, t *turn) *apiError {
 			}
 			t.inputWords += contentWords(content, isResponsesText)
 		case "function_call":
-			calls = append(calls, callID.String())
+			calls.add(callID.String())
 		case "function_call_output":
-			if !continues && indexOf(calls, callID.String()) < 0 {
+			if !continues && !calls.answer(callID.String()) {
 				e = invalid("input", "", "No tool call found for function call output with call_id %s.", callID.String())
 				return false
 			}

@@ -105,3 +105,48 @@ func contentWords(content gjson.Result, isText textPart) int {
 	})
 	return n
 }
+
+// toolIDs tracks the ids of the tool calls one message made, in order, and
+// which of them have been answered. Lookups go through a map so that a
+// message with very many calls stays linear to check.
+type toolIDs struct {
+	order    []string
+	answered map[string]bool
+}
+
+// reset forgets all ids, keeping the storage.
+func (c *toolIDs) reset() {
+	c.order = c.order[:0]
+	clear(c.answered)
+}
+
+// add records a call id.
+func (c *toolIDs) add(id string) {
+	if c.answered == nil {
+		c.answered = make(map[string]bool)
+	}
+	if _, seen := c.answered[id]; !seen {
+		c.order = append(c.order, id)
+		c.answered[id] = false
+	}
+}
+
+// answer marks id answered and reports whether it was a recorded call.
+func (c *toolIDs) answer(id string) bool {
+	if _, ok := c.answered[id]; !ok {
+		return false
+	}
+	c.answered[id] = true
+	return true
+}
+
+// unanswered lists, comma-separated and in call order, the calls without an answer.
+func (c *toolIDs) unanswered() string {
+	var missing []string
+	for _, id := range c.order {
+		if !c.answered[id] {
+			missing = append(missing, id)
+		}
+	}
+	return strings.Join(missing, ", ")
+}

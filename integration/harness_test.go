@@ -64,6 +64,10 @@ const defaultConfig = `{
 	}
 	llm {
 		store {{STORE}}
+		sales_email sales@gateway.test
+		smtp {{SMTP}} {
+			from gateway@gateway.test
+		}
 		org demo {
 			key ` + demoKey + `
 		}
@@ -168,6 +172,21 @@ func startGateway(t *testing.T) *gateway {
 // base address of a demo upstream outside Caddy, which reloads leave alone.
 func startGatewayWith(t *testing.T, upstream string) *gateway {
 	t.Helper()
+	return startGatewayOpts(t, gatewayOpts{upstream: upstream})
+}
+
+// gatewayOpts vary the test Caddyfile.
+type gatewayOpts struct {
+	// upstream is the base address of a demo upstream outside Caddy.
+	upstream string
+	// smtp is the relay for the sales email (default: a closed port).
+	smtp string
+}
+
+// startGatewayOpts loads the test Caddyfile with the given options.
+func startGatewayOpts(t *testing.T, o gatewayOpts) *gateway {
+	t.Helper()
+	upstream := o.upstream
 	dir := t.TempDir()
 	g := &gateway{t: t, dir: dir, store: filepath.Join(dir, "data", "gateway.db")}
 	port := freePort(t)
@@ -185,6 +204,10 @@ func startGatewayWith(t *testing.T, upstream string) *gateway {
 		"{{DOWNPORT}}":     fmt.Sprint(freePort(t)),
 		"{{ACCESSLOG}}":    filepath.Join(dir, "access.log"),
 		"{{EXTRA_MODELS}}": "",
+		"{{SMTP}}":         o.smtp,
+	}
+	if o.smtp == "" {
+		g.vars["{{SMTP}}"] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	}
 	g.vars["{{UPSTREAM_SITE}}"] = g.upstream + " {\n\tllm_demo_upstream {\n\t\tstrict\n\t}\n}\n"
 	if upstream != "" {

@@ -41,27 +41,29 @@ type API struct {
 
 // reqCtx is who a request acts for and the id in its path.
 type reqCtx struct {
-	orgID   string
-	orgPlan string
-	userID  string
-	id      string
+	orgID  string
+	userID string
+	id     string
 }
 
 // handlerFunc serves one method of one route: a status and a body to
 // encode, or an error.
 type handlerFunc func(r *http.Request, rc reqCtx) (int, any, *apiError)
 
-// ServeHTTP serves a reliability endpoint for the org orgID on plan
-// orgPlan, as the user (API key) userID. path is the request path with
-// the version prefix removed, e.g. "/operations/op_123". It returns false,
-// having written nothing, when path is not a reliability endpoint, so the
-// caller can pass the request on; /calls is served elsewhere.
+// ServeHTTP serves a reliability endpoint for the org orgID, as the user
+// (API key) userID. path is the request path with the version prefix
+// removed, e.g. "/operations/op_123". It returns false, having written
+// nothing, when path is not a reliability endpoint, so the caller can pass
+// the request on; /calls is served elsewhere. The endpoints behave the same
+// on every plan (a thumbs_down credits the call back on every plan, SPEC
+// section 1), so orgPlan does not change what they do: the plan decides
+// the eval-gated refund, which the Worker makes.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request, orgID, orgPlan, userID string, path string) bool {
 	methods, id, ok := a.route(path)
 	if !ok {
 		return false
 	}
-	rc := reqCtx{orgID: orgID, orgPlan: orgPlan, userID: userID, id: id}
+	rc := reqCtx{orgID: orgID, userID: userID, id: id}
 	h, ok := methods[r.Method]
 	if !ok {
 		allow := make([]string, 0, len(methods))
@@ -84,6 +86,13 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request, orgID, orgPlan, 
 	}
 	a.writeJSON(w, status, body)
 	return true
+}
+
+// IsAPIPath reports whether ServeHTTP serves path, so that a caller can
+// pass other paths on before authenticating them.
+func IsAPIPath(path string) bool {
+	_, _, ok := (&API{}).route(path)
+	return ok
 }
 
 // route finds the handlers of a path, by method, and the id it names.

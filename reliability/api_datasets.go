@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 )
@@ -191,10 +190,6 @@ func (a *API) promoteDataset(r *http.Request, rc reqCtx) (int, any, *apiError) {
 		}
 	}
 	p, err := a.Store.PromoteDataset(rc.id, a.now())
-	var gates *ShipGatesUnmetError
-	if errors.As(err, &gates) {
-		return 0, nil, errShipGates(gates)
-	}
 	if err != nil {
 		return 0, nil, a.fromStore(err, "promoting dataset", "", "dataset", rc.id)
 	}

@@ -13,6 +13,7 @@ const maxEvaluatorsPerEvaluation = 64
 // results stored so far.
 type evaluationWithResults struct {
 	Evaluation
+	// Results are the results stored so far, never null.
 	Results []EvaluationResult `json:"results"`
 }
 

@@ -34,16 +34,22 @@ type apiError struct {
 
 // errorBody is the JSON of an apiError.
 type errorBody struct {
-	Error       errorDetail  `json:"error"`
+	// Error is the SPEC's error object.
+	Error errorDetail `json:"error"`
+	// FailedGates is only sent with ship_gates_unmet.
 	FailedGates []FailedGate `json:"failed_gates,omitempty"`
 }
 
 // errorDetail is the "error" member of the body.
 type errorDetail struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Code    string  `json:"code"`
-	Param   *string `json:"param"`
+	// Message says what went wrong, for a person.
+	Message string `json:"message"`
+	// Type is one of the ErrorType constants.
+	Type string `json:"type"`
+	// Code names the rule or condition, for a program.
+	Code string `json:"code"`
+	// Param is the offending field, or null.
+	Param *string `json:"param"`
 }
 
 // body is the error's JSON value.

@@ -91,6 +91,10 @@ type Call struct {
 	// Attempts lists every upstream attempt in order, skipped and failed
 	// ones included, so a fallback can be explained afterwards.
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// ChargeUSD is what the ledger charges the org for this call, in the
+	// same commit as the record; it is not stored on the record itself
+	// (CostUSD is). Recording a call again with ChargeUSD 0 charges nothing.
+	ChargeUSD float64 `json:"-"`
 }
 
 // Attempt is one try of one upstream path for a call.
@@ -116,7 +120,10 @@ type pendingCall struct {
 	created     time.Time
 	// call is encoded into data by the writer, off the caller's goroutine.
 	call *Call
-	data []byte
+	// charge is what the ledger charges for the call in the same commit,
+	// in nano-USD; 0 charges nothing.
+	charge int64
+	data   []byte
 }
 
 // RecordCall queues c for the writer and returns without waiting for the
@@ -167,6 +174,13 @@ func prepareCall(c *Call, report func(error)) (*pendingCall, error) {
 		return nil, fmt.Errorf("id or org_id longer than %d bytes", maxCallIDLen)
 	case len(p.operationID) > maxOperationIDLen:
 		return nil, fmt.Errorf("operation_id longer than %d bytes", maxOperationIDLen)
+	}
+	if c.ChargeUSD > 0 {
+		nanos, err := toNanos(c.ChargeUSD)
+		if err != nil {
+			return nil, fmt.Errorf("charge: %w", err)
+		}
+		p.charge = nanos
 	}
 	p.call = c
 	return p, nil
@@ -240,6 +254,11 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 			if p.operationID != "" {
 				if err := byOp.Put(indexKey(indexPrefix(p.orgID, p.operationID), p.created, p.id), []byte(p.id)); err != nil {
 					return fmt.Errorf("index call %s by operation: %w", p.id, err)
+				}
+			}
+			if p.charge > 0 {
+				if err := chargeTx(tx, p.orgID, p.id, p.charge, p.created); err != nil {
+					return fmt.Errorf("charge call %s: %w", p.id, err)
 				}
 			}
 		}

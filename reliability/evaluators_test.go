@@ -115,3 +115,19 @@ func TestEvaluatorCRUD(t *testing.T) {
 		t.Fatalf("list = %+v, %v", page, err)
 	}
 }
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add(KindRegex, `{"pattern":"a+","field":"input"}`)
+	f.Add(KindJSONSchema, `{"schema":{"type":"object","properties":{"a":{"$ref":"#"}}}}`)
+	f.Add(KindLLMJudge, `{"model":"m","prompt":"{{output}}","scale":3}`)
+	f.Add(KindEmbeddingMatch, `{"model":"m","threshold":0.5}`)
+	f.Fuzz(func(t *testing.T, kind, config string) {
+		cfg, verr := parseConfig(kind, json.RawMessage(config))
+		if verr == nil && cfg == nil {
+			t.Fatal("a config was accepted without being compiled")
+		}
+		if verr != nil && verr.Param != "kind" && !strings.HasPrefix(verr.Param, "config") {
+			t.Fatalf("param %q is not under config", verr.Param)
+		}
+	})
+}

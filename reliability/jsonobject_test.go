@@ -72,3 +72,23 @@ func TestJSONObjectFields(t *testing.T) {
 		t.Fatal("object")
 	}
 }
+
+func FuzzParseObject(f *testing.F) {
+	f.Add(`{"a":1,"b":[1,2],"c":null}`)
+	f.Add(`{"a":"x","a":"y"}`)
+	f.Add(`[{}]`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		obj, verr := parseObject([]byte(raw))
+		if verr != nil {
+			return
+		}
+		for name := range obj.fields {
+			_, _, _ = obj.text(name, 0, 10)
+			_, _, _ = obj.num(name, 0, 1)
+			_, _, _ = obj.integer(name, 0, 10)
+			_, _, _ = obj.array(name)
+			_, _, _ = obj.object(name)
+		}
+		_ = obj.allow()
+	})
+}

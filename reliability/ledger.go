@@ -59,8 +59,10 @@ type LedgerEntry struct {
 // callCharge is what the ledger has charged for one call, kept so that a
 // refund gives back exactly that and only to the org that paid it.
 type callCharge struct {
+	// OrgID is the org that paid.
 	OrgID string `json:"org_id"`
-	Nanos int64  `json:"nanos"`
+	// Nanos is the sum of the call's charges in nano-USD.
+	Nanos int64 `json:"nanos"`
 }
 
 // toNanos converts a USD amount to the ledger's unit.
@@ -133,31 +135,35 @@ func (s *BoltStore) Charge(orgID, callID string, amount float64) error {
 	if nanos == 0 {
 		return nil
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
-			return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
-		}
-		charges := tx.Bucket(bucketCallCharges)
-		var cc callCharge
-		switch err := getJSON(charges, []byte(callID), &cc); {
-		case errors.Is(err, ErrNotFound):
-			cc.OrgID = orgID
-		case err != nil:
-			return err
-		case cc.OrgID != orgID:
-			return fmt.Errorf("call %s was charged to another org: %w", callID, ErrForbidden)
-		}
-		cc.Nanos += nanos
-		if err := putJSON(charges, []byte(callID), cc); err != nil {
-			return err
-		}
-		_, err := appendLedger(tx, orgID, LedgerCharge, -nanos, &callID, "", time.Now())
-		return err
-	})
+	err = s.db.Update(func(tx *bolt.Tx) error { return chargeTx(tx, orgID, callID, nanos, time.Now()) })
 	if err != nil {
 		return fmt.Errorf("charge org %s for call %s: %w", orgID, callID, err)
 	}
 	return nil
+}
+
+// chargeTx charges nanos (nano-USD, > 0) for a call inside tx: the charge
+// entry, the balance and the per-call total a refund gives back.
+func chargeTx(tx *bolt.Tx, orgID, callID string, nanos int64, at time.Time) error {
+	if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
+		return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
+	}
+	charges := tx.Bucket(bucketCallCharges)
+	var cc callCharge
+	switch err := getJSON(charges, []byte(callID), &cc); {
+	case errors.Is(err, ErrNotFound):
+		cc.OrgID = orgID
+	case err != nil:
+		return err
+	case cc.OrgID != orgID:
+		return fmt.Errorf("call %s was charged to another org: %w", callID, ErrForbidden)
+	}
+	cc.Nanos += nanos
+	if err := putJSON(charges, []byte(callID), cc); err != nil {
+		return err
+	}
+	_, err := appendLedger(tx, orgID, LedgerCharge, -nanos, &callID, "", at)
+	return err
 }
 
 // Topup credits amount USD to the org, e.g. when auto top-up finds the

@@ -180,3 +180,29 @@ func TestNanosRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordCallChargesInTheSameCommit: a call recorded with ChargeUSD is
+// charged when its record commits, once, and a refund gives that back.
+func TestRecordCallChargesInTheSameCommit(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	org, err := s.EnsureOrg("charged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Balance(org.ID)
+	s.RecordCall(&Call{ID: "chatcmpl-charge1", OrgID: org.ID, Model: "m", RequestPayload: []byte(`{}`), ResponsePayload: []byte(`{}`), ChargeUSD: 0.25})
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Balance(org.ID)
+	if d := before - after; d < 0.2499999 || d > 0.2500001 {
+		t.Fatalf("balance moved by %v, want 0.25", d)
+	}
+	refunded, amount, err := s.RefundCall(org.ID, "chatcmpl-charge1", "test")
+	if err != nil || !refunded || amount < 0.2499999 || amount > 0.2500001 {
+		t.Fatalf("refund %v %v %v", refunded, amount, err)
+	}
+	if final, _ := s.Balance(org.ID); final < before-1e-9 || final > before+1e-9 {
+		t.Fatalf("balance after refund %v, want %v", final, before)
+	}
+}

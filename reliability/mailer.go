@@ -113,11 +113,13 @@ func (m *Mailer) Start() {
 }
 
 // Stop ends the sending goroutine and waits for it; a send under way is
-// cut off and tried again by the next mailer.
+// cut off and tried again by the next mailer. A stopped mailer does not
+// start again.
 func (m *Mailer) Stop() {
 	m.mu.Lock()
 	cancel, done := m.cancel, m.done
 	m.cancel = nil
+	m.started = true
 	m.mu.Unlock()
 	if cancel == nil {
 		return

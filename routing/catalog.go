@@ -73,7 +73,9 @@ func (p *Provider) UpstreamDialect(d translate.Dialect) translate.Dialect {
 
 // Price is a price in USD per one million tokens.
 type Price struct {
-	Input  float64
+	// Input is the price of one million input (prompt) tokens.
+	Input float64
+	// Output is the price of one million output (completion) tokens.
 	Output float64
 }
 
@@ -87,6 +89,12 @@ func (p Price) Cost(u translate.Usage) *float64 {
 	// Whole pico-dollars: float noise must not show up on a bill.
 	c = math.Round(c*1e12) / 1e12
 	return &c
+}
+
+// valid reports whether both prices are finite and not negative: bills
+// are promised never to exceed direct, which a negative price would break.
+func (p Price) valid() bool {
+	return p.Input >= 0 && p.Output >= 0 && !math.IsInf(p.Input, 1) && !math.IsInf(p.Output, 1)
 }
 
 // Path is one way to serve a model.
@@ -128,12 +136,19 @@ type Model struct {
 }
 
 // Catalog is the set of providers and models a configuration declares.
+//
+// A catalog is built once per configuration (NewCatalog, then AddRouter) and
+// only read afterwards, so lookups need no lock.
 type Catalog struct {
-	providers map[string]*Provider
-	models    map[string]*Model
-	order     []*Model
 	// Created is the unix time reported as every model's "created".
 	Created int64
+
+	providers map[string]*Provider
+	models    map[string]*Model
+	routers   map[string]*Router
+	// order lists models and router entries as GET /models shows them.
+	order       []*Model
+	routerOrder []*Router
 }
 
 // ErrUnknownModel is returned for a model id the catalog does not list.
@@ -144,7 +159,7 @@ var ErrUnknownModel = errors.New("unknown model")
 // configured): their paths are dropped, and a model left with no path is not
 // listed.
 func NewCatalog(providers []*Provider, models []*Model, disabled map[string]bool, created int64) (*Catalog, error) {
-	c := &Catalog{providers: map[string]*Provider{}, models: map[string]*Model{}, Created: created}
+	c := &Catalog{providers: map[string]*Provider{}, models: map[string]*Model{}, routers: map[string]*Router{}, Created: created}
 	for _, p := range providers {
 		if p.Name == "" || strings.Contains(p.Name, "/") {
 			return nil, fmt.Errorf("provider name %q: must be non-empty and contain no '/'", p.Name)
@@ -167,6 +182,9 @@ func NewCatalog(providers []*Provider, models []*Model, disabled map[string]bool
 		if !ok || prov == "" {
 			return nil, fmt.Errorf("model %q: id must have the form <provider>/<model>", m.ID)
 		}
+		if !m.Price.valid() {
+			return nil, fmt.Errorf("model %q: price %v per 1M tokens (want finite and not negative)", m.ID, m.Price)
+		}
 		var paths []Path
 		for i, p := range m.Paths {
 			if disabled[p.Provider] {
@@ -177,6 +195,9 @@ func NewCatalog(providers []*Provider, models []*Model, disabled map[string]bool
 			}
 			if !slices.Contains(Quantizations, p.Quantization) {
 				return nil, fmt.Errorf("model %q path %d: quantization %q (want full, q8 or q4)", m.ID, i, p.Quantization)
+			}
+			if !p.Cost.valid() {
+				return nil, fmt.Errorf("model %q path %d: cost %v per 1M tokens (want finite and not negative)", m.ID, i, p.Cost)
 			}
 			if p.ServedBy != "provider" && p.ServedBy != "router_network" {
 				return nil, fmt.Errorf("model %q path %d: served_by %q (want provider or router_network)", m.ID, i, p.ServedBy)
@@ -221,7 +242,8 @@ func (c *Catalog) Providers() []*Provider {
 	return out
 }
 
-// Model returns the model with the given id.
+// Model returns the model with the given id. Router ids are not models: see
+// Router.
 func (c *Catalog) Model(id string) (*Model, error) {
 	m, ok := c.models[id]
 	if !ok {
@@ -230,5 +252,6 @@ func (c *Catalog) Model(id string) (*Model, error) {
 	return m, nil
 }
 
-// Models lists the catalog's models in declaration order.
+// Models lists the catalog's models in declaration order, followed by the
+// routers' entries (owned_by "router", no paths), as GET /models lists them.
 func (c *Catalog) Models() []*Model { return c.order }

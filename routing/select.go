@@ -17,20 +17,30 @@ type Constraints struct {
 	TierStrict bool
 	// ForbidPartner removes partner-network paths (forbid_atlas_network).
 	ForbidPartner bool
-	// Quantization, when set, requires paths of that quantization (embeddings).
+	// Quantization, when set, requires paths of that quantization
+	// (embeddings). On a router it also stands in for "full" as the
+	// quality the reference is served at, since the caller chose it.
 	Quantization string
 }
 
-// Candidate is one path to try, with its provider.
+// Candidate is one path to try, with its provider and the model it serves.
 type Candidate struct {
-	Path     *Path
+	// Path is the catalog path.
+	Path *Path
+	// Provider is the provider the path names.
 	Provider *Provider
+	// Model is the catalog model the path belongs to: a routed call's
+	// fallbacks may belong to other models than its first candidate.
+	Model *Model
 }
 
 // Route is the outcome of route selection: the paths to try in order.
 type Route struct {
-	// Model is the catalog model that serves the call.
+	// Model is the catalog model that serves the first candidate.
 	Model *Model
+	// Reference is the model whose direct price the call is billed
+	// against: the pinned model itself, or the router's reference model.
+	Reference *Model
 	// Candidates are tried in order until one answers.
 	Candidates []Candidate
 	// Tier is the tier the call is served and billed at.
@@ -38,6 +48,26 @@ type Route struct {
 	// Upgraded is true when a cheaper tier was asked for and the call is
 	// served at realtime because no path at that tier was open.
 	Upgraded bool
+	// Routed is true for a router id (router-1, router-embed-1): the call
+	// is billed at the routed share of the reference's direct price.
+	Routed bool
+	// Explored is true when the first candidate is an unproven path tried
+	// to gather gate evidence; the fallbacks are the route the call would
+	// otherwise have taken.
+	Explored bool
+	// Remembered is true when the first candidate is the path the exchange
+	// memory recalled for this prompt and operation.
+	Remembered bool
+}
+
+// Served narrows the route to the candidate that answered, so billing and
+// records see the path that actually served the call.
+func (r Route) Served(c Candidate) Route {
+	r.Candidates = []Candidate{c}
+	if c.Model != nil {
+		r.Model = c.Model
+	}
+	return r
 }
 
 // Route-selection errors. Each becomes a 400 naming the parameter that
@@ -51,11 +81,16 @@ var (
 
 // PathError says which request parameter left no path.
 type PathError struct {
-	Err   error
+	// Err is ErrTierUnavailable or ErrNoPath.
+	Err error
+	// Param is the request parameter the error names ("tier", "model",
+	// "forbid_atlas_network", "quantization").
 	Param string
-	Msg   string
+	// Msg is the message the client reads.
+	Msg string
 }
 
+// Error returns the client-facing message.
 func (e *PathError) Error() string { return e.Msg }
 
 // Unwrap returns ErrTierUnavailable or ErrNoPath.
@@ -86,13 +121,13 @@ func (c *Catalog) Select(modelID string, k Constraints) (Route, error) {
 			removedBy = "quantization"
 			continue
 		}
-		open = append(open, Candidate{Path: p, Provider: c.providers[p.Provider]})
+		open = append(open, Candidate{Path: p, Provider: c.providers[p.Provider], Model: m})
 	}
 	if len(open) == 0 {
 		return Route{}, &PathError{Err: ErrNoPath, Param: removedBy,
 			Msg: fmt.Sprintf("no path of model %q satisfies %s", modelID, removedBy)}
 	}
-	r := Route{Model: m, Tier: k.Tier}
+	r := Route{Model: m, Reference: m, Tier: k.Tier}
 	for _, cand := range open {
 		if cand.Path.Serves(k.Tier) {
 			r.Candidates = append(r.Candidates, cand)

@@ -58,7 +58,10 @@ func FuzzRequestFromResponses(f *testing.F) {
 		`{"input":{"role":"user"},"instructions":5}`)
 }
 
-func fuzzResponse(f *testing.F, upstream Dialect, seeds ...string) {
+func fuzzResponse(f *testing.F, upstream Dialect, files []string, seeds ...string) {
+	for _, name := range files {
+		f.Add(convFixture(f, name))
+	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
@@ -76,40 +79,37 @@ func fuzzResponse(f *testing.F, upstream Dialect, seeds ...string) {
 }
 
 func FuzzResponseFromChat(f *testing.F) {
-	f.Add(convFixture(f, "chat_response_tool.json"))
-	fuzzResponse(f, Chat, string(convFixture(f, "chat_response_text.json")), `{"choices":[{"message":{"content":[{"text":"a"}],"tool_calls":[{"function":{"arguments":"{\"a\":"}}]}}]}`)
+	fuzzResponse(f, Chat, []string{"chat_response_tool.json", "chat_response_text.json"},
+		`{"choices":[{"message":{"content":[{"text":"a"}],"tool_calls":[{"function":{"arguments":"{\"a\":"}}]}}]}`)
 }
 
 func FuzzResponseFromMessages(f *testing.F) {
-	f.Add(convFixture(f, "messages_response_tools.json"))
-	fuzzResponse(f, Messages, string(convFixture(f, "messages_response_text.json")), `{"content":[{"type":"tool_use","input":"x"}],"usage":{"input_tokens":1,"cache_read_input_tokens":5}}`)
+	fuzzResponse(f, Messages, []string{"messages_response_tools.json", "messages_response_text.json"},
+		`{"content":[{"type":"tool_use","input":"x"}],"usage":{"input_tokens":1,"cache_read_input_tokens":5}}`)
 }
 
 func FuzzResponseFromResponses(f *testing.F) {
-	f.Add(convFixture(f, "responses_response_tool.json"))
-	fuzzResponse(f, Responses, string(convFixture(f, "responses_response_text.json")), `{"output":[{"type":"message","content":"x"}],"status":"incomplete"}`)
+	fuzzResponse(f, Responses, []string{"responses_response_tool.json", "responses_response_text.json"},
+		`{"output":[{"type":"message","content":"x"}],"status":"incomplete"}`)
 }
 
 // fuzzStream runs arbitrary upstream bytes through the whole pipeline to each
-// client dialect, at a few write sizes. A chat client is only reached through
-// a transcoder here: the ChatStream passes a same-dialect upstream's chunks on
-// as they came.
+// client dialect. A chat client is only reached through a transcoder here:
+// the ChatStream passes a same-dialect upstream's chunks on as they came.
+// Writes are of 64 bytes or more: the SSE reader rescans a pending event on
+// each write, so byte-sized writes of a large mutated input cost quadratic
+// time without reaching more of the transcoders (TestStreamPipeline writes
+// every fixture a byte at a time, and FuzzSSEReader covers split points).
 func fuzzStream(f *testing.F, upstream Dialect, files ...string) {
 	for _, name := range files {
-		f.Add(convFixture(f, name), uint8(1))
+		f.Add(convFixture(f, name), uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, wire []byte, step uint8) {
-		// The SSE reader rescans a pending event on every write, so a large
-		// input written a byte at a time costs quadratic time without
-		// reaching any more of the transcoders.
-		if len(wire) > 32<<10 {
-			return
-		}
 		for _, client := range completionDialects {
 			if client == upstream && client == Chat {
 				continue
 			}
-			out, _ := runWire(t, wire, upstream, client, int(step%16)+1)
+			out, _ := runWire(t, wire, upstream, client, 64+int(step))
 			var r SSEReader
 			r.Write(out)
 			for ev, ok := r.Next(); ok; ev, ok = r.Next() {

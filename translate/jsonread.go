@@ -39,3 +39,23 @@ func eachElement(v gjson.Result, fn func(gjson.Result) bool) {
 		v.ForEach(func(_, e gjson.Result) bool { return fn(e) })
 	}
 }
+
+// eachMember calls fn with each member of a JSON object, in order; one pass
+// over an object is cheaper than a Get per field, each of which scans past
+// the members before it.
+func eachMember(obj gjson.Result, fn func(key string, v gjson.Result)) {
+	if obj.IsObject() {
+		obj.ForEach(func(k, v gjson.Result) bool {
+			fn(k.Str, v)
+			return true
+		})
+	}
+}
+
+// setOnce stores v unless an earlier member of the same name was stored, so
+// that a duplicated member reads as gjson's Get would read it.
+func setOnce(dst *gjson.Result, v gjson.Result) {
+	if !dst.Exists() {
+		*dst = v
+	}
+}

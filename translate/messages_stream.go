@@ -21,10 +21,13 @@ type MessagesStream struct {
 	openBlock int
 	held      []byte
 	stopped   bool
-	text      []byte
-	calls     []blockCall
-	usage     Usage
-	result    Result
+	// failed is set once an error event has been written: it ends the
+	// stream, and nothing may follow it.
+	failed bool
+	text   []byte
+	calls  []blockCall
+	usage  Usage
+	result Result
 }
 
 // blockCall is a tool_use block being streamed.
@@ -101,6 +104,8 @@ func (s *MessagesStream) Event(dst []byte, event string, data []byte) []byte {
 	case "message_stop":
 		s.stopped = true
 		return dst
+	case "error":
+		s.failed = true
 	}
 	return AppendSSE(dst, typ, data)
 }
@@ -141,8 +146,12 @@ func (s *MessagesStream) Result() *Result {
 // Done implements ClientStream: message_stop has been seen.
 func (s *MessagesStream) Done() bool { return s.stopped }
 
-// Close implements ClientStream.
+// Close implements ClientStream. After an upstream error event it writes
+// nothing: the error already ended the stream.
 func (s *MessagesStream) Close(dst []byte, delivery []byte) []byte {
+	if s.failed {
+		return dst
+	}
 	dst = s.closeBlocks(dst)
 	delta := s.held
 	if delta == nil {
@@ -193,6 +202,10 @@ func (s *MessagesStream) syntheticDelta() []byte {
 // the error event the messages shape uses inside streams. No message_stop
 // follows, so clients see the stream as failed rather than complete.
 func (s *MessagesStream) Fail(dst []byte, message string) []byte {
+	if s.failed {
+		return dst
+	}
+	s.failed = true
 	if s.held != nil {
 		dst = AppendSSE(dst, "message_delta", s.held)
 		s.held = nil

@@ -122,6 +122,13 @@ func TestMessagesStreamPassesUpstreamError(t *testing.T) {
 	if last.name != "error" || !strings.Contains(last.data, `"Overloaded"`) {
 		t.Errorf("last event %v", last)
 	}
+	// The error ended the stream: nothing may follow it.
+	if got := s.Close(nil, []byte(`{"tier":"standard"}`)); len(got) != 0 {
+		t.Errorf("Close after an error wrote %q", got)
+	}
+	if got := s.Fail(nil, "again"); len(got) != 0 {
+		t.Errorf("Fail after an error wrote %q", got)
+	}
 }
 
 func TestMessagesStreamKeepsEventsOnOneLine(t *testing.T) {

@@ -6,17 +6,80 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// chatRequestMembers are the members of a chat-completions request that have
+// a counterpart in another dialect, gathered in one pass over the body.
+// Members with none (n, logprobs, presence_penalty, seed, ...) are not read.
+type chatRequestMembers struct {
+	messages, tools, toolChoice, parallel           gjson.Result
+	maxCompletionTokens, maxTokens, temperature     gjson.Result
+	topP, stop, user, metadata, store, effort, form gjson.Result
+}
+
+func (m *chatRequestMembers) set(key string, v gjson.Result) {
+	switch key {
+	case "messages":
+		setOnce(&m.messages, v)
+	case "tools":
+		setOnce(&m.tools, v)
+	case "tool_choice":
+		setOnce(&m.toolChoice, v)
+	case "parallel_tool_calls":
+		setOnce(&m.parallel, v)
+	case "max_completion_tokens":
+		setOnce(&m.maxCompletionTokens, v)
+	case "max_tokens":
+		setOnce(&m.maxTokens, v)
+	case "temperature":
+		setOnce(&m.temperature, v)
+	case "top_p":
+		setOnce(&m.topP, v)
+	case "stop":
+		setOnce(&m.stop, v)
+	case "user":
+		setOnce(&m.user, v)
+	case "metadata":
+		setOnce(&m.metadata, v)
+	case "store":
+		setOnce(&m.store, v)
+	case "reasoning_effort":
+		setOnce(&m.effort, v)
+	case "response_format":
+		setOnce(&m.form, v)
+	}
+}
+
+// chatMessageMembers are the members of a chat message.
+type chatMessageMembers struct {
+	role, content, toolCalls, toolCallID, refusal gjson.Result
+}
+
+func (m *chatMessageMembers) set(key string, v gjson.Result) {
+	switch key {
+	case "role":
+		setOnce(&m.role, v)
+	case "content":
+		setOnce(&m.content, v)
+	case "tool_calls":
+		setOnce(&m.toolCalls, v)
+	case "tool_call_id":
+		setOnce(&m.toolCallID, v)
+	case "refusal":
+		setOnce(&m.refusal, v)
+	}
+}
+
 // chatConversation reads a chat-completions request into a conversation.
 // System and developer messages become the system prompt wherever they stand;
 // tool messages become tool results in a user turn, which is where the other
-// dialects carry them. Fields with no counterpart elsewhere (n, logprobs,
-// presence_penalty, seed, ...) are not read.
+// dialects carry them.
 func chatConversation(root gjson.Result) (*conversation, error) {
+	var m chatRequestMembers
+	eachMember(root, m.set)
 	c := &conversation{}
 	var err error
 	i := 0
-	eachElement(root.Get("messages"), func(m gjson.Result) bool {
-		err = c.addChatMessage(m, i)
+	eachElement(m.messages, func(msg gjson.Result) bool {
+		err = c.addChatMessage(msg, i)
 		i++
 		return err == nil
 	})
@@ -24,7 +87,7 @@ func chatConversation(root gjson.Result) (*conversation, error) {
 		return nil, err
 	}
 	i = 0
-	eachElement(root.Get("tools"), func(t gjson.Result) bool {
+	eachElement(m.tools, func(t gjson.Result) bool {
 		if typ := t.Get("type").Str; typ != "function" && typ != "" {
 			err = invalid(fmt.Sprintf("tools[%d].type", i), "%q tools can only be sent to a chat-completions upstream", typ)
 			return false
@@ -42,7 +105,7 @@ func chatConversation(root gjson.Result) (*conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch tc := root.Get("tool_choice"); {
+	switch tc := m.toolChoice; {
 	case tc.Type == gjson.String:
 		c.choice = choiceFromString(tc.Str)
 	case tc.IsObject() && tc.Get("function.name").Type == gjson.String:
@@ -50,20 +113,20 @@ func chatConversation(root gjson.Result) (*conversation, error) {
 	case tc.IsObject():
 		c.choice = choiceAuto
 	}
-	c.parallel = switchOf(root.Get("parallel_tool_calls"))
-	if n := root.Get("max_completion_tokens"); isNumber(n) {
-		c.maxTokens = n.Int()
-	} else if n := root.Get("max_tokens"); isNumber(n) {
-		c.maxTokens = n.Int()
+	c.parallel = switchOf(m.parallel)
+	if isNumber(m.maxCompletionTokens) {
+		c.maxTokens = m.maxCompletionTokens.Int()
+	} else if isNumber(m.maxTokens) {
+		c.maxTokens = m.maxTokens.Int()
 	}
-	c.temperature = root.Get("temperature")
-	c.topP = root.Get("top_p")
-	c.stop = stopList(root.Get("stop"))
-	c.user = root.Get("user").Str
-	c.metadata = root.Get("metadata")
-	c.store = switchOf(root.Get("store"))
-	c.effort = root.Get("reasoning_effort").Str
-	if rf := root.Get("response_format"); rf.IsObject() {
+	c.temperature = m.temperature
+	c.topP = m.topP
+	c.stop = stopList(m.stop)
+	c.user = m.user.Str
+	c.metadata = m.metadata
+	c.store = switchOf(m.store)
+	c.effort = m.effort.Str
+	if rf := m.form; rf.IsObject() {
 		js := rf.Get("json_schema")
 		c.format = convFormat{
 			typ:         rf.Get("type").Str,
@@ -77,9 +140,11 @@ func chatConversation(root gjson.Result) (*conversation, error) {
 }
 
 // addChatMessage adds the i-th chat message to the conversation.
-func (c *conversation) addChatMessage(m gjson.Result, i int) error {
-	content := m.Get("content")
-	switch role := m.Get("role").Str; role {
+func (c *conversation) addChatMessage(msg gjson.Result, i int) error {
+	var m chatMessageMembers
+	eachMember(msg, m.set)
+	content := m.content
+	switch role := m.role.Str; role {
 	case "system", "developer":
 		if t := textParts(content); t != "" {
 			c.system = append(c.system, t)
@@ -122,10 +187,10 @@ func (c *conversation) addChatMessage(m gjson.Result, i int) error {
 			}
 			return true
 		})
-		if r := m.Get("refusal"); r.Type == gjson.String && r.Str != "" && textParts(content) == "" {
+		if r := m.refusal; r.Type == gjson.String && r.Str != "" && textParts(content) == "" {
 			c.add(roleAssistant, convPart{kind: partText, text: r.Str})
 		}
-		eachElement(m.Get("tool_calls"), func(tc gjson.Result) bool {
+		eachElement(m.toolCalls, func(tc gjson.Result) bool {
 			fn := tc.Get("function")
 			c.add(roleAssistant, convPart{
 				kind: partToolCall,
@@ -138,7 +203,7 @@ func (c *conversation) addChatMessage(m gjson.Result, i int) error {
 	case "tool":
 		c.add(roleUser, convPart{
 			kind:    partToolResult,
-			id:      m.Get("tool_call_id").Str,
+			id:      m.toolCallID.Str,
 			content: []convPart{{kind: partText, text: textParts(content)}},
 		})
 	default:

@@ -6,13 +6,47 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// messagesRequestMembers are the members of a messages-shape request that
+// have a counterpart in another dialect, gathered in one pass over the body.
+type messagesRequestMembers struct {
+	system, messages, tools, toolChoice, maxTokens gjson.Result
+	temperature, topP, topK, stop, metadata        gjson.Result
+}
+
+func (m *messagesRequestMembers) set(key string, v gjson.Result) {
+	switch key {
+	case "system":
+		setOnce(&m.system, v)
+	case "messages":
+		setOnce(&m.messages, v)
+	case "tools":
+		setOnce(&m.tools, v)
+	case "tool_choice":
+		setOnce(&m.toolChoice, v)
+	case "max_tokens":
+		setOnce(&m.maxTokens, v)
+	case "temperature":
+		setOnce(&m.temperature, v)
+	case "top_p":
+		setOnce(&m.topP, v)
+	case "top_k":
+		setOnce(&m.topK, v)
+	case "stop_sequences":
+		setOnce(&m.stop, v)
+	case "metadata":
+		setOnce(&m.metadata, v)
+	}
+}
+
 // messagesConversation reads a messages-shape request into a conversation.
 // Thinking blocks in the history are left out: they are the model's private
 // reasoning, signed for the provider that produced them, and no other dialect
 // accepts them.
 func messagesConversation(root gjson.Result) (*conversation, error) {
+	var m messagesRequestMembers
+	eachMember(root, m.set)
 	c := &conversation{}
-	if sys := root.Get("system"); sys.Type == gjson.String {
+	if sys := m.system; sys.Type == gjson.String {
 		if sys.Str != "" {
 			c.system = append(c.system, sys.Str)
 		}
@@ -26,8 +60,8 @@ func messagesConversation(root gjson.Result) (*conversation, error) {
 	}
 	var err error
 	i := 0
-	eachElement(root.Get("messages"), func(m gjson.Result) bool {
-		err = c.addMessagesMessage(m, i)
+	eachElement(m.messages, func(msg gjson.Result) bool {
+		err = c.addMessagesMessage(msg, i)
 		i++
 		return err == nil
 	})
@@ -35,7 +69,7 @@ func messagesConversation(root gjson.Result) (*conversation, error) {
 		return nil, err
 	}
 	i = 0
-	eachElement(root.Get("tools"), func(t gjson.Result) bool {
+	eachElement(m.tools, func(t gjson.Result) bool {
 		if typ := t.Get("type").Str; typ != "" && typ != "custom" {
 			err = invalid(fmt.Sprintf("tools[%d].type", i), "%q tools can only be sent to a messages upstream", typ)
 			return false
@@ -51,7 +85,7 @@ func messagesConversation(root gjson.Result) (*conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := root.Get("tool_choice")
+	tc := m.toolChoice
 	switch tc.Get("type").Str {
 	case "auto":
 		c.choice = choiceAuto
@@ -65,22 +99,30 @@ func messagesConversation(root gjson.Result) (*conversation, error) {
 	if tc.Get("disable_parallel_tool_use").Type == gjson.True {
 		c.parallel = switchOff
 	}
-	if n := root.Get("max_tokens"); isNumber(n) {
-		c.maxTokens = n.Int()
+	if isNumber(m.maxTokens) {
+		c.maxTokens = m.maxTokens.Int()
 	}
-	c.temperature = root.Get("temperature")
-	c.topP = root.Get("top_p")
-	c.topK = root.Get("top_k")
-	c.stop = stopList(root.Get("stop_sequences"))
-	c.user = root.Get("metadata.user_id").Str
+	c.temperature = m.temperature
+	c.topP = m.topP
+	c.topK = m.topK
+	c.stop = stopList(m.stop)
+	c.user = m.metadata.Get("user_id").Str
 	return c, nil
 }
 
 // addMessagesMessage adds the i-th message of a messages-shape request.
-func (c *conversation) addMessagesMessage(m gjson.Result, i int) error {
-	content := m.Get("content")
+func (c *conversation) addMessagesMessage(msg gjson.Result, i int) error {
+	var roleMember, content gjson.Result
+	eachMember(msg, func(key string, v gjson.Result) {
+		switch key {
+		case "role":
+			setOnce(&roleMember, v)
+		case "content":
+			setOnce(&content, v)
+		}
+	})
 	var role convRole
-	switch r := m.Get("role").Str; r {
+	switch r := roleMember.Str; r {
 	case "user":
 		role = roleUser
 	case "assistant":

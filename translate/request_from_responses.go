@@ -11,27 +11,77 @@ import (
 // dropping them would silently lose the conversation they stand for.
 var responsesStateFields = [...]string{"previous_response_id", "conversation", "prompt"}
 
+// responsesRequestMembers are the members of a responses-shape request that
+// have a counterpart in another dialect, or that stop it from having one,
+// gathered in one pass over the body.
+type responsesRequestMembers struct {
+	state                                              [len(responsesStateFields)]gjson.Result
+	instructions, input, tools, toolChoice, parallel   gjson.Result
+	maxOutputTokens, temperature, topP, user, safetyID gjson.Result
+	metadata, store, reasoning, text                   gjson.Result
+}
+
+func (m *responsesRequestMembers) set(key string, v gjson.Result) {
+	switch key {
+	case "instructions":
+		setOnce(&m.instructions, v)
+	case "input":
+		setOnce(&m.input, v)
+	case "tools":
+		setOnce(&m.tools, v)
+	case "tool_choice":
+		setOnce(&m.toolChoice, v)
+	case "parallel_tool_calls":
+		setOnce(&m.parallel, v)
+	case "max_output_tokens":
+		setOnce(&m.maxOutputTokens, v)
+	case "temperature":
+		setOnce(&m.temperature, v)
+	case "top_p":
+		setOnce(&m.topP, v)
+	case "user":
+		setOnce(&m.user, v)
+	case "safety_identifier":
+		setOnce(&m.safetyID, v)
+	case "metadata":
+		setOnce(&m.metadata, v)
+	case "store":
+		setOnce(&m.store, v)
+	case "reasoning":
+		setOnce(&m.reasoning, v)
+	case "text":
+		setOnce(&m.text, v)
+	default:
+		for i, f := range responsesStateFields {
+			if key == f {
+				setOnce(&m.state[i], v)
+			}
+		}
+	}
+}
+
 // responsesConversation reads a responses-shape request into a conversation.
 // instructions lead the system prompt; function_call and function_call_output
 // items become tool calls and tool results; reasoning items are left out
 // because only the provider that produced them can read them.
 func responsesConversation(root gjson.Result) (*conversation, error) {
-	for _, f := range responsesStateFields {
-		if v := root.Get(f); v.Exists() && v.Type != gjson.Null {
+	var m responsesRequestMembers
+	eachMember(root, m.set)
+	for i, f := range responsesStateFields {
+		if v := m.state[i]; v.Exists() && v.Type != gjson.Null {
 			return nil, invalid(f, "%s can only be sent to a responses upstream", f)
 		}
 	}
 	c := &conversation{}
-	if ins := root.Get("instructions"); ins.Type == gjson.String && ins.Str != "" {
+	if ins := m.instructions; ins.Type == gjson.String && ins.Str != "" {
 		c.system = append(c.system, ins.Str)
 	}
-	input := root.Get("input")
-	if input.Type == gjson.String {
-		c.add(roleUser, convPart{kind: partText, text: input.Str})
+	if m.input.Type == gjson.String {
+		c.add(roleUser, convPart{kind: partText, text: m.input.Str})
 	}
 	var err error
 	i := 0
-	eachElement(input, func(item gjson.Result) bool {
+	eachElement(m.input, func(item gjson.Result) bool {
 		err = c.addResponsesItem(item, i)
 		i++
 		return err == nil
@@ -40,7 +90,7 @@ func responsesConversation(root gjson.Result) (*conversation, error) {
 		return nil, err
 	}
 	i = 0
-	eachElement(root.Get("tools"), func(t gjson.Result) bool {
+	eachElement(m.tools, func(t gjson.Result) bool {
 		if typ := t.Get("type").Str; typ != "function" {
 			err = invalid(fmt.Sprintf("tools[%d].type", i), "%q tools can only be sent to a responses upstream", typ)
 			return false
@@ -57,7 +107,7 @@ func responsesConversation(root gjson.Result) (*conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch tc := root.Get("tool_choice"); {
+	switch tc := m.toolChoice; {
 	case tc.Type == gjson.String:
 		c.choice = choiceFromString(tc.Str)
 	case tc.Get("type").Str == "function":
@@ -65,20 +115,20 @@ func responsesConversation(root gjson.Result) (*conversation, error) {
 	case tc.IsObject():
 		c.choice = choiceAuto
 	}
-	c.parallel = switchOf(root.Get("parallel_tool_calls"))
-	if n := root.Get("max_output_tokens"); isNumber(n) {
-		c.maxTokens = n.Int()
+	c.parallel = switchOf(m.parallel)
+	if isNumber(m.maxOutputTokens) {
+		c.maxTokens = m.maxOutputTokens.Int()
 	}
-	c.temperature = root.Get("temperature")
-	c.topP = root.Get("top_p")
-	c.user = root.Get("user").Str
+	c.temperature = m.temperature
+	c.topP = m.topP
+	c.user = m.user.Str
 	if c.user == "" {
-		c.user = root.Get("safety_identifier").Str
+		c.user = m.safetyID.Str
 	}
-	c.metadata = root.Get("metadata")
-	c.store = switchOf(root.Get("store"))
-	c.effort = root.Get("reasoning.effort").Str
-	if f := root.Get("text.format"); f.IsObject() {
+	c.metadata = m.metadata
+	c.store = switchOf(m.store)
+	c.effort = m.reasoning.Get("effort").Str
+	if f := m.text.Get("format"); f.IsObject() {
 		c.format = convFormat{
 			typ:         f.Get("type").Str,
 			name:        f.Get("name").Str,
@@ -92,23 +142,25 @@ func responsesConversation(root gjson.Result) (*conversation, error) {
 
 // addResponsesItem adds the i-th input item of a responses-shape request.
 func (c *conversation) addResponsesItem(item gjson.Result, i int) error {
-	typ := item.Get("type").Str
-	if typ == "" && item.Get("role").Exists() {
+	var m responsesItemMembers
+	eachMember(item, m.set)
+	typ := m.typ.Str
+	if typ == "" && m.role.Exists() {
 		typ = "message"
 	}
 	switch typ {
 	case "message":
-		return c.addResponsesMessage(item, i)
+		return c.addResponsesMessage(m.role.Str, m.content, i)
 	case "function_call":
 		c.add(roleAssistant, convPart{
 			kind: partToolCall,
-			id:   item.Get("call_id").Str,
-			name: item.Get("name").Str,
-			text: item.Get("arguments").Str,
+			id:   m.callID.Str,
+			name: m.name.Str,
+			text: m.arguments.Str,
 		})
 	case "function_call_output":
-		p := convPart{kind: partToolResult, id: item.Get("call_id").Str}
-		out := item.Get("output")
+		p := convPart{kind: partToolResult, id: m.callID.Str}
+		out := m.output
 		if out.Type == gjson.String {
 			p.content = []convPart{{kind: partText, text: out.Str}}
 		} else {
@@ -125,12 +177,35 @@ func (c *conversation) addResponsesItem(item gjson.Result, i int) error {
 	return nil
 }
 
+// responsesItemMembers are the members of an input item.
+type responsesItemMembers struct {
+	typ, role, content, callID, name, arguments, output gjson.Result
+}
+
+func (m *responsesItemMembers) set(key string, v gjson.Result) {
+	switch key {
+	case "type":
+		setOnce(&m.typ, v)
+	case "role":
+		setOnce(&m.role, v)
+	case "content":
+		setOnce(&m.content, v)
+	case "call_id":
+		setOnce(&m.callID, v)
+	case "name":
+		setOnce(&m.name, v)
+	case "arguments":
+		setOnce(&m.arguments, v)
+	case "output":
+		setOnce(&m.output, v)
+	}
+}
+
 // addResponsesMessage adds a message item: system and developer messages join
 // the system prompt, user and assistant messages their turns.
-func (c *conversation) addResponsesMessage(item gjson.Result, i int) error {
-	content := item.Get("content")
+func (c *conversation) addResponsesMessage(r string, content gjson.Result, i int) error {
 	var role convRole
-	switch r := item.Get("role").Str; r {
+	switch r {
 	case "system", "developer":
 		if t := textParts(content); t != "" {
 			c.system = append(c.system, t)

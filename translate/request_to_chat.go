@@ -237,13 +237,15 @@ func appendChatAssistant(dst []byte, t *convTurn) []byte {
 }
 
 // appendSampling writes temperature and top_p when the client gave them as
-// numbers. clampTemperature limits temperature to 0..1, the range of the
-// messages shape, where the OpenAI shapes allow up to 2.
-func appendSampling(dst []byte, c *conversation, clampTemperature bool) []byte {
+// numbers. For a messages upstream (toMessages) temperature is clamped to
+// 0..1, the shape's range where the OpenAI shapes allow up to 2, and top_p is
+// left out when temperature is set: current models of that shape reject
+// requests that set both.
+func appendSampling(dst []byte, c *conversation, toMessages bool) []byte {
 	if t := c.temperature; isNumber(t) {
 		dst = appendKey(dst, "temperature")
 		switch v := t.Float(); {
-		case clampTemperature && v > 1:
+		case toMessages && v > 1:
 			dst = append(dst, '1')
 		case v < 0:
 			dst = append(dst, '0')
@@ -251,7 +253,7 @@ func appendSampling(dst []byte, c *conversation, clampTemperature bool) []byte {
 			dst = append(dst, t.Raw...)
 		}
 	}
-	if p := c.topP; isNumber(p) {
+	if p := c.topP; isNumber(p) && !(toMessages && isNumber(c.temperature)) {
 		dst = append(appendKey(dst, "top_p"), p.Raw...)
 	}
 	return dst

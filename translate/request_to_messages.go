@@ -13,7 +13,8 @@ const defaultMaxTokens = 4096
 
 // appendMessagesRequest writes a conversation as a messages-shape request for
 // model. The upstream rejects what the OpenAI shapes allow in several places,
-// so this writer also repairs: temperature is clamped to 0..1, empty text
+// so this writer also repairs: temperature is clamped to 0..1 (and top_p
+// left out beside it), empty text
 // blocks and empty messages are left out (and the turns around them merged,
 // since roles must alternate), tool results lead their user message,
 // whitespace-only stop sequences are dropped, and tool-call arguments that

@@ -74,7 +74,8 @@ func TestChatRequestToMessages(t *testing.T) {
 	convWant(t, out, "tool_choice", `{"type":"auto"}`)
 	// 1.4 is valid for OpenAI but out of the messages shape's 0..1 range.
 	convWant(t, out, "temperature", "1")
-	convWant(t, out, "top_p", "0.9")
+	// Current models of the messages shape reject temperature with top_p.
+	convAbsent(t, out, "top_p")
 	convWant(t, out, "stop_sequences", `["\n\nHuman:"]`)
 	convWant(t, out, "metadata", `{"user_id":"user-4821"}`)
 	convWant(t, out, "stream", "true")
@@ -94,7 +95,7 @@ func TestResponsesRequestToMessages(t *testing.T) {
 	convWant(t, out, "messages.2.content.#", "2")
 	convWant(t, out, "tool_choice", `{"type":"tool","name":"run_command","disable_parallel_tool_use":true}`)
 	convWant(t, out, "temperature", "0.2")
-	convWant(t, out, "top_p", "1")
+	convAbsent(t, out, "top_p")
 	convWant(t, out, "metadata.user_id", "user-4821")
 	convAbsent(t, out, "stream", "store", "reasoning", "text", "truncation", "include", "instructions", "input")
 }
@@ -127,4 +128,14 @@ func TestMessagesWriterRepairs(t *testing.T) {
 	convWant(t, out, "stop_sequences", `["END"]`)
 	convWant(t, out, "tools.0", `{"name":"lookup","input_schema":{"type":"object","properties":{}}}`)
 	convWant(t, out, "tool_choice", `{"type":"none"}`)
+}
+
+func TestMessagesWriterKeepsLoneTopP(t *testing.T) {
+	out, err := translateRequest(Chat, Messages, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"top_p":0.5,"max_tokens":9}`), "claude", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	convWant(t, out, "top_p", "0.5")
+	convWant(t, out, "max_tokens", "9")
+	convAbsent(t, out, "temperature", "tools", "tool_choice", "system")
 }

@@ -18,6 +18,9 @@ type ResponsesStream struct {
 
 	started  bool
 	terminal bool
+	// failed is set once an error event has been written: it ends the
+	// stream, and nothing may follow it.
+	failed   bool
 	created  int64
 	seq      int64
 	items    []trackedItem
@@ -121,6 +124,8 @@ func (s *ResponsesStream) Event(dst []byte, event string, data []byte) []byte {
 		s.heldType = typ
 		s.terminal = true
 		return dst
+	case "error":
+		s.failed = true
 	}
 	return AppendSSE(dst, typ, data)
 }
@@ -192,8 +197,12 @@ func (s *ResponsesStream) next() int64 {
 	return s.seq
 }
 
-// Close implements ClientStream.
+// Close implements ClientStream. After an upstream error event it writes
+// nothing: the error already ended the stream.
 func (s *ResponsesStream) Close(dst []byte, delivery []byte) []byte {
+	if s.failed {
+		return dst
+	}
 	if s.held == nil {
 		dst = s.finishItems(dst)
 		s.heldType = "response.completed"
@@ -311,6 +320,10 @@ func (s *ResponsesStream) appendItem(b []byte, it *trackedItem) []byte {
 // Fail implements ClientStream: a held terminal event is sent as it is, then
 // the error event of the responses shape, numbered after the last event.
 func (s *ResponsesStream) Fail(dst []byte, message string) []byte {
+	if s.failed {
+		return dst
+	}
+	s.failed = true
 	if s.held != nil {
 		dst = AppendSSE(dst, s.heldType, s.held)
 		s.held = nil

@@ -118,3 +118,18 @@ func TestResponsesStreamHoldsFailed(t *testing.T) {
 	convWant(t, last, "response.error.code", "server_error")
 	convWant(t, last, "response.delivery.tier", "standard")
 }
+
+func TestResponsesStreamPassesUpstreamError(t *testing.T) {
+	s := NewResponsesStream("resp_gw6", "router-1")
+	events := readSSE(t, feedFixture(t, s, "responses_stream_error.sse", -1))
+	last := events[len(events)-1]
+	if last.name != "error" || gjson.Get(last.data, "message").Str != "Something went wrong" {
+		t.Errorf("last event %v", last)
+	}
+	if got := s.Close(nil, []byte(`{"tier":"standard"}`)); len(got) != 0 {
+		t.Errorf("Close after an error wrote %q", got)
+	}
+	if s.Done() {
+		t.Error("done after an error")
+	}
+}

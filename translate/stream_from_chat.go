@@ -8,8 +8,14 @@ import "github.com/tidwall/gjson"
 // the stream finishes at the usage (or at [DONE] when there is none).
 type chatStreamParser struct {
 	began   bool
-	started []int
+	started []startedCall
 	finish  bool
+}
+
+// startedCall is a tool call whose first fragment has been seen.
+type startedCall struct {
+	key int
+	id  string
 }
 
 func (p *chatStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
@@ -35,16 +41,12 @@ func (p *chatStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
 		delta := c.Get("delta")
 		w.text(delta.Get("content").Str, emit)
 		w.text(delta.Get("refusal").Str, emit)
-		n := 0
 		eachElement(delta.Get("tool_calls"), func(tc gjson.Result) bool {
-			key := n
-			if i := tc.Get("index"); i.Type == gjson.Number {
-				key = int(i.Int())
-			}
-			n++
+			id := tc.Get("id").Str
+			key := p.callKey(tc.Get("index"), id)
 			if !p.isStarted(key) {
-				p.started = append(p.started, key)
-				w.toolCall(key, tc.Get("id").Str, tc.Get("function.name").Str, emit)
+				p.started = append(p.started, startedCall{key: key, id: id})
+				w.toolCall(key, id, tc.Get("function.name").Str, emit)
 			}
 			w.toolArgs(key, tc.Get("function.arguments").Str, emit)
 			return true
@@ -64,9 +66,30 @@ func (p *chatStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
 	return nil
 }
 
+// callKey returns the key of the call a fragment belongs to: its index, or,
+// from servers that send none, the last call unless the fragment brings a new
+// id.
+func (p *chatStreamParser) callKey(index gjson.Result, id string) int {
+	if index.Type == gjson.Number {
+		return int(index.Int())
+	}
+	n := len(p.started)
+	if n == 0 {
+		return 0
+	}
+	if last := p.started[n-1]; id == "" || id == last.id {
+		return last.key
+	}
+	key := 0
+	for _, c := range p.started {
+		key = max(key, c.key+1)
+	}
+	return key
+}
+
 func (p *chatStreamParser) isStarted(key int) bool {
-	for _, k := range p.started {
-		if k == key {
+	for _, c := range p.started {
+		if c.key == key {
 			return true
 		}
 	}

@@ -60,6 +60,21 @@ func TestChatStreamParserWholeCallsAndOtherChoices(t *testing.T) {
 	}
 }
 
+func TestChatStreamParserCallsWithoutIndex(t *testing.T) {
+	rec, err := parse(t, &chatStreamParser{}, dataEvents(
+		`{"id":"c2","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_a","type":"function","function":{"name":"f","arguments":"{\"x\""}}]}}]}`,
+		`{"id":"c2","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":":1}"}}]}}]}`,
+		`{"id":"c2","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_b","type":"function","function":{"name":"g","arguments":"{}"}}]}}]}`,
+	)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ToolCall{{ID: "call_a", Name: "f", Arguments: `{"x":1}`}, {ID: "call_b", Name: "g", Arguments: "{}"}}
+	if !reflect.DeepEqual(rec.calls, want) {
+		t.Errorf("calls %+v", rec.calls)
+	}
+}
+
 func TestChatStreamParserErrors(t *testing.T) {
 	_, err := parse(t, &chatStreamParser{}, dataEvents(`{"error":{"message":"Provider disconnected","code":"server_error"}}`)...)
 	var up *upstreamStreamError

@@ -11,14 +11,6 @@ type messagesStreamParser struct {
 	usage tokenUsage
 }
 
-type blockKind uint8
-
-const (
-	blockOther blockKind = iota
-	blockText
-	blockTool
-)
-
 func (p *messagesStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
 	if !gjson.ValidBytes(ev.Data) {
 		return errNotJSON

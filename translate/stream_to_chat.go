@@ -24,14 +24,17 @@ func (w *chatStreamWriter) begin(id, model string, created int64, emit Emit) {
 	p = strconv.AppendInt(p, w.created, 10)
 	p = appendStringField(p, "model", w.model)
 	w.prefix = append(p, `,"choices":[{"index":0,"delta":`...)
-	w.chunk(emit, []byte(`{"role":"assistant","content":""}`), "")
+	w.send(emit, append(w.chunk(40), `{"role":"assistant","content":""}`...), "")
 }
 
-// chunk emits one chunk with the given delta and finish reason.
-func (w *chatStreamWriter) chunk(emit Emit, delta []byte, finish string) {
-	b := make([]byte, 0, len(w.prefix)+len(delta)+64)
-	b = append(b, w.prefix...)
-	b = append(b, delta...)
+// chunk starts a chunk with room for a delta of about size bytes; the caller
+// appends the delta and passes the chunk to send.
+func (w *chatStreamWriter) chunk(size int) []byte {
+	return append(make([]byte, 0, len(w.prefix)+size+64), w.prefix...)
+}
+
+// send finishes a chunk with its finish reason and emits it.
+func (w *chatStreamWriter) send(emit Emit, b []byte, finish string) {
 	b = append(b, `,"logprobs":null,"finish_reason":`...)
 	if finish == "" {
 		b = append(b, "null"...)
@@ -46,9 +49,9 @@ func (w *chatStreamWriter) text(s string, emit Emit) {
 		return
 	}
 	w.begin("", "", 0, emit)
-	d := append(make([]byte, 0, len(s)+16), `{"content":`...)
-	d = AppendJSONString(d, s)
-	w.chunk(emit, append(d, '}'), "")
+	b := append(w.chunk(len(s)+16), `{"content":`...)
+	b = AppendJSONString(b, s)
+	w.send(emit, append(b, '}'), "")
 }
 
 func (w *chatStreamWriter) toolCall(key int, id, name string, emit Emit) {
@@ -58,13 +61,13 @@ func (w *chatStreamWriter) toolCall(key int, id, name string, emit Emit) {
 	w.begin("", "", 0, emit)
 	index := len(w.calls)
 	w.calls = append(w.calls, callKey{key: key, index: index})
-	d := append(make([]byte, 0, 96+len(id)+len(name)), `{"tool_calls":[{"index":`...)
-	d = strconv.AppendInt(d, int64(index), 10)
-	d = append(d, `,"id":`...)
-	d = AppendJSONString(d, id)
-	d = append(d, `,"type":"function","function":{"name":`...)
-	d = AppendJSONString(d, name)
-	w.chunk(emit, append(d, `,"arguments":""}}]}`...), "")
+	b := append(w.chunk(96+len(id)+len(name)), `{"tool_calls":[{"index":`...)
+	b = strconv.AppendInt(b, int64(index), 10)
+	b = append(b, `,"id":`...)
+	b = AppendJSONString(b, id)
+	b = append(b, `,"type":"function","function":{"name":`...)
+	b = AppendJSONString(b, name)
+	w.send(emit, append(b, `,"arguments":""}}]}`...), "")
 }
 
 func (w *chatStreamWriter) toolArgs(key int, s string, emit Emit) {
@@ -72,11 +75,11 @@ func (w *chatStreamWriter) toolArgs(key int, s string, emit Emit) {
 	if w.done || index < 0 || s == "" {
 		return
 	}
-	d := append(make([]byte, 0, 64+len(s)), `{"tool_calls":[{"index":`...)
-	d = strconv.AppendInt(d, int64(index), 10)
-	d = append(d, `,"function":{"arguments":`...)
-	d = AppendJSONString(d, s)
-	w.chunk(emit, append(d, "}}]}"...), "")
+	b := append(w.chunk(64+len(s)), `{"tool_calls":[{"index":`...)
+	b = strconv.AppendInt(b, int64(index), 10)
+	b = append(b, `,"function":{"arguments":`...)
+	b = AppendJSONString(b, s)
+	w.send(emit, append(b, "}}]}"...), "")
 }
 
 func (w *chatStreamWriter) endBlock(Emit) {}
@@ -87,7 +90,7 @@ func (w *chatStreamWriter) setFinish(reason string, emit Emit) {
 	}
 	w.begin("", "", 0, emit)
 	w.reason, w.sentFinish = reason, true
-	w.chunk(emit, []byte("{}"), reason)
+	w.send(emit, append(w.chunk(2), "{}"...), reason)
 }
 
 func (w *chatStreamWriter) finish(emit Emit) {

@@ -28,8 +28,11 @@ type streamWriter interface {
 	// time (zero when the upstream has none). Every other step begins the
 	// stream first if the upstream never did.
 	begin(id, model string, created int64, emit Emit)
+	// text adds a piece of assistant text.
 	text(s string, emit Emit)
+	// toolCall starts a tool call with its id and function name.
 	toolCall(key int, id, name string, emit Emit)
+	// toolArgs adds a piece of a started call's arguments JSON text.
 	toolArgs(key int, s string, emit Emit)
 	// endBlock ends the text or tool call in progress; a new one of another
 	// kind ends it too.
@@ -97,6 +100,17 @@ func (h *streamHead) callIndex(key int) int {
 	}
 	return -1
 }
+
+// blockKind is what a parser knows an upstream content block or output item
+// to be: text, a tool call, or something the client dialects do not show
+// (thinking, reasoning, server tools).
+type blockKind uint8
+
+const (
+	blockOther blockKind = iota
+	blockText
+	blockTool
+)
 
 // errNotJSON reports an upstream event whose data is not JSON.
 var errNotJSON = errors.New("upstream sent a stream event that is not JSON")

@@ -1,0 +1,109 @@
+package routing
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/modelgate/gateway/translate"
+)
+
+// DefaultRoutedShare is the share of the reference's direct price a routed
+// call is billed at: the pricing promise is at least 5% off direct.
+const DefaultRoutedShare = 0.95
+
+// defaultTierMultiplier is the multiplier of a tier the configuration does
+// not price: batch waits in a queue and costs half.
+func defaultTierMultiplier(tier string) float64 {
+	if tier == "batch" {
+		return 0.5
+	}
+	return 1
+}
+
+// Pricing turns a served call's usage into what the caller is billed.
+// Its zero value bills at the defaults.
+type Pricing struct {
+	// TierMultipliers scale the direct price per tier. A tier left out
+	// takes its default: realtime 1, standard 1, batch 0.5. A multiplier
+	// only ever lowers the bill: values above 1 count as 1.
+	TierMultipliers map[string]float64
+	// RoutedShare is the share of the reference's direct price a routed
+	// call is billed at. Zero means DefaultRoutedShare; anything above it
+	// counts as DefaultRoutedShare, since the promise is at least 5% off.
+	RoutedShare float64
+}
+
+// Validate rejects what Bill would silently clamp, so a configuration says
+// what it bills.
+func (p Pricing) Validate() error {
+	for tier, m := range p.TierMultipliers {
+		if !slices.Contains(Tiers, tier) {
+			return fmt.Errorf("tier multiplier for unknown tier %q", tier)
+		}
+		if !(m >= 0 && m <= 1) {
+			return fmt.Errorf("tier %q multiplier %v: want between 0 and 1", tier, m)
+		}
+	}
+	if !(p.RoutedShare >= 0 && p.RoutedShare <= DefaultRoutedShare) {
+		return fmt.Errorf("routed share %v: want between 0 and %v", p.RoutedShare, DefaultRoutedShare)
+	}
+	return nil
+}
+
+// Bill returns what the caller is billed for a served call and what the
+// upstream charges for it; both nil when the usage is unknown. route is the
+// route as served (Route.Served): its first candidate answered.
+//
+// A pinned call is billed at its model's direct price, a routed call at
+// the routed share of its reference's direct price whatever path served
+// it; both times the tier's multiplier. The bill is rounded down to whole
+// pico-dollars, so rounding never lifts it above those bounds.
+func (p Pricing) Bill(route Route, usage translate.Usage) (billed *float64, upstream *float64) {
+	if len(route.Candidates) > 0 {
+		upstream = route.Candidates[0].Path.Cost.Cost(usage)
+	}
+	ref := route.Reference
+	if ref == nil {
+		ref = route.Model
+	}
+	if ref == nil {
+		return nil, upstream
+	}
+	direct := ref.Price.Cost(usage)
+	if direct == nil {
+		return nil, upstream
+	}
+	f := p.multiplier(route.Tier)
+	if route.Routed {
+		f *= p.share()
+	}
+	// Direct costs are whole pico-dollars already; integers of that size
+	// are exact in a float64.
+	b := math.Floor(math.Round(*direct*1e12)*f) / 1e12
+	return &b, upstream
+}
+
+// multiplier is the tier's multiplier, clamped to [0, 1].
+func (p Pricing) multiplier(tier string) float64 {
+	m, ok := p.TierMultipliers[tier]
+	if !ok {
+		m = defaultTierMultiplier(tier)
+	}
+	switch {
+	case math.IsNaN(m) || m > 1:
+		return 1
+	case m < 0:
+		return 0
+	}
+	return m
+}
+
+// share is the routed share, clamped to (0, DefaultRoutedShare].
+func (p Pricing) share() float64 {
+	s := p.RoutedShare
+	if !(s > 0) || s > DefaultRoutedShare {
+		return DefaultRoutedShare
+	}
+	return s
+}
