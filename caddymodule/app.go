@@ -49,6 +49,14 @@ type App struct {
 	Providers []ProviderConfig `json:"providers,omitempty"`
 	// Models declares the models clients may ask for.
 	Models []ModelConfig `json:"models,omitempty"`
+	// Routers declares router models (router-1, router-embed-1).
+	Routers []RouterConfig `json:"routers,omitempty"`
+	// Pricing sets the routed share and the tier multipliers.
+	Pricing *PricingConfig `json:"pricing,omitempty"`
+	// RateLimit is the default limit of every API key.
+	RateLimit *RateLimitConfig `json:"rate_limit,omitempty"`
+	// Cache bounds the response cache (opt-in per org or per request).
+	Cache *CacheConfig `json:"cache,omitempty"`
 	// SalesEmail receives an email for every training request.
 	SalesEmail string `json:"sales_email,omitempty"`
 	// SMTP is the relay that sends those emails; without it they wait in
@@ -61,6 +69,9 @@ type App struct {
 	catalog   *routing.Catalog
 	storePath string
 	models    *modelCaller
+	pricing   routing.Pricing
+	scheduler *routing.Scheduler
+	orgConfig map[string]*OrgConfig
 	// configKeys maps the hash of each key declared in the config to its org's name.
 	configKeys map[[32]byte]string
 	orgModels  map[string]map[string]bool // org name -> allowed model ids
@@ -92,6 +103,8 @@ type FairUseConfig struct {
 
 // runtimeState is what the app learns while it runs.
 type runtimeState struct {
+	// shared is the state every config on the same store file shares.
+	shared   *sharedState
 	api      *reliability.API
 	worker   *reliability.Worker
 	mailer   *reliability.Mailer
@@ -133,7 +146,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.storePath = abs
 
-	cat, off, err := buildCatalog(a.Providers, a.Models, time.Now().Unix())
+	cat, off, err := buildCatalog(a.Providers, a.Models, a.Routers, time.Now().Unix())
 	if err != nil {
 		return fmt.Errorf("loading catalog: %w", err)
 	}
@@ -142,6 +155,23 @@ func (a *App) Provision(ctx caddy.Context) error {
 		a.logger.Info("provider switched off: its base URL or credential is not set", zap.String("provider", name))
 	}
 
+	if a.Pricing != nil {
+		a.pricing = routing.Pricing{RoutedShare: a.Pricing.RoutedShare, TierMultipliers: a.Pricing.TierMultipliers}
+		if err := a.pricing.Validate(); err != nil {
+			return fmt.Errorf("pricing: %w", err)
+		}
+	}
+	limits := map[string]int{}
+	for _, pc := range a.Providers {
+		if pc.MaxConcurrency > 0 {
+			limits[pc.Name] = pc.MaxConcurrency
+		}
+	}
+	a.scheduler = routing.NewScheduler(limits)
+	a.orgConfig = map[string]*OrgConfig{}
+	for i := range a.Orgs {
+		a.orgConfig[a.Orgs[i].Name] = &a.Orgs[i]
+	}
 	a.configKeys = map[[32]byte]string{}
 	a.orgModels = map[string]map[string]bool{}
 	for _, oc := range a.Orgs {
@@ -179,11 +209,17 @@ func (a *App) Provision(ctx caddy.Context) error {
 // holds an exclusive lock, so a reload must reuse the file, not reopen it.
 var stores = caddy.NewUsagePool()
 
-type pooledStore struct{ *reliability.BoltStore }
+type pooledStore struct {
+	*reliability.BoltStore
+	shared *sharedState
+}
 
-// Destruct flushes pending records and closes the file when the last config
-// using it stops.
-func (p pooledStore) Destruct() error { return p.Close() }
+// Destruct saves what routing learned, flushes pending records and closes
+// the file when the last config using it stops.
+func (p pooledStore) Destruct() error {
+	p.shared.stop(p.BoltStore)
+	return p.Close()
+}
 
 // Start opens the store (or shares the one a previous config opened) and
 // makes sure the configured orgs exist.
@@ -217,12 +253,13 @@ func (a *App) open() (*reliability.BoltStore, error) {
 		if err != nil {
 			return nil, err
 		}
-		return pooledStore{s}, nil
+		return pooledStore{s, newSharedState(s, a.Cache, a.logger)}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", a.storePath, err)
 	}
 	st := val.(pooledStore).BoltStore
+	a.rt.shared = val.(pooledStore).shared
 	for _, oc := range a.Orgs {
 		org, err := st.EnsureOrg(oc.Name)
 		if err == nil && oc.Plan != "" && org.Plan != oc.Plan {

@@ -29,6 +29,24 @@ func init() {
 //		max_body_size <size>
 //		commit_batch <records>
 //		commit_delay <duration>
+//		router <id> {
+//			reference <model_id>
+//			pool <model_id...>
+//			explore <share>
+//			description <text>
+//		}
+//		pricing {
+//			routed_share <0..0.95>
+//			tier_multiplier <tier> <0..1>
+//		}
+//		rate_limit {
+//			requests_per_minute <n>
+//			tokens_per_minute <n>
+//		}
+//		cache {
+//			max_size <size>
+//			ttl <duration>
+//		}
 //		sales_email <address>
 //		smtp <host:port> {
 //			from <address>
@@ -45,6 +63,12 @@ func init() {
 //			key <api_key...>
 //			key_hash <hex_sha256...>
 //			models <model_id...>
+//			auto_topup <threshold_usd> <amount_usd>
+//			rate_limit {
+//				requests_per_minute <n>
+//				tokens_per_minute <n>
+//			}
+//			cache
 //		}
 //		provider <name> {
 //			dialect openai|openai_chat|anthropic
@@ -58,6 +82,7 @@ func init() {
 //			response_header_timeout <duration>
 //			lb_retries <n>
 //			insecure_skip_verify
+//			max_concurrency <n>
 //		}
 //		model <provider>/<model> {
 //			owned_by <name>
@@ -129,6 +154,52 @@ func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
 				return nil, err
 			}
 			app.Models = append(app.Models, mc)
+		case "router":
+			rc, err := parseRouter(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Routers = append(app.Routers, rc)
+		case "pricing":
+			pc, err := parsePricing(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Pricing = pc
+		case "rate_limit":
+			rl, err := parseRateLimit(d)
+			if err != nil {
+				return nil, err
+			}
+			app.RateLimit = rl
+		case "cache":
+			cc := new(CacheConfig)
+			if d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			for nesting := d.Nesting(); d.NextBlock(nesting); {
+				switch d.Val() {
+				case "max_size":
+					var v string
+					if !d.AllArgs(&v) {
+						return nil, d.ArgErr()
+					}
+					n, err := humanize.ParseBytes(v)
+					if err != nil {
+						return nil, d.Errf("max_size %q: %v", v, err)
+					}
+					cc.MaxSize = int64(n)
+				case "ttl":
+					dur, err := durationArg(d)
+					if err != nil {
+						return nil, err
+					}
+					cc.TTL = dur
+				default:
+					return nil, d.Errf("unrecognized cache subdirective %q", d.Val())
+				}
+			}
+			app.Cache = cc
 		case "sales_email":
 			if !d.AllArgs(&app.SalesEmail) {
 				return nil, d.ArgErr()
@@ -172,6 +243,109 @@ func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
 		}
 	}
 	return httpcaddyfile.App{Name: "llm", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+func parseRouter(d *caddyfile.Dispenser) (RouterConfig, error) {
+	var rc RouterConfig
+	if !d.NextArg() {
+		return rc, d.ArgErr()
+	}
+	rc.ID = d.Val()
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "reference":
+			if !d.AllArgs(&rc.Reference) {
+				return rc, d.ArgErr()
+			}
+		case "pool":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return rc, d.ArgErr()
+			}
+			rc.Pool = append(rc.Pool, args...)
+		case "explore":
+			var v string
+			if !d.AllArgs(&v) {
+				return rc, d.ArgErr()
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f > 1 {
+				return rc, d.Errf("explore wants a share up to 1, got %q", v)
+			}
+			rc.Explore = f
+		case "description":
+			if !d.AllArgs(&rc.Description) {
+				return rc, d.ArgErr()
+			}
+		default:
+			return rc, d.Errf("unrecognized router subdirective %q", d.Val())
+		}
+	}
+	if rc.Reference == "" {
+		return rc, d.Errf("router %q needs a reference model", rc.ID)
+	}
+	return rc, nil
+}
+
+func parsePricing(d *caddyfile.Dispenser) (*PricingConfig, error) {
+	pc := new(PricingConfig)
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "routed_share":
+			var v string
+			if !d.AllArgs(&v) {
+				return nil, d.ArgErr()
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 || f > 0.95 {
+				return nil, d.Errf("routed_share wants a number above 0 and at most 0.95, got %q", v)
+			}
+			pc.RoutedShare = f
+		case "tier_multiplier":
+			var tier, v string
+			if !d.AllArgs(&tier, &v) {
+				return nil, d.ArgErr()
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return nil, d.Errf("tier_multiplier wants a number from 0 to 1, got %q", v)
+			}
+			if pc.TierMultipliers == nil {
+				pc.TierMultipliers = map[string]float64{}
+			}
+			pc.TierMultipliers[tier] = f
+		default:
+			return nil, d.Errf("unrecognized pricing subdirective %q", d.Val())
+		}
+	}
+	return pc, nil
+}
+
+func parseRateLimit(d *caddyfile.Dispenser) (*RateLimitConfig, error) {
+	rl := new(RateLimitConfig)
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		n, err := 0, error(nil)
+		switch d.Val() {
+		case "requests_per_minute":
+			n, err = intArg(d)
+			rl.RequestsPerMinute = n
+		case "tokens_per_minute":
+			n, err = intArg(d)
+			rl.TokensPerMinute = n
+		default:
+			return nil, d.Errf("unrecognized rate_limit subdirective %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rl, nil
 }
 
 func parseSMTP(d *caddyfile.Dispenser) (*SMTPConfig, error) {
@@ -233,6 +407,28 @@ func parseOrg(d *caddyfile.Dispenser) (OrgConfig, error) {
 				return oc, d.ArgErr()
 			}
 			oc.Models = append(oc.Models, args...)
+		case "auto_topup":
+			var th, am string
+			if !d.AllArgs(&th, &am) {
+				return oc, d.ArgErr()
+			}
+			t, err1 := strconv.ParseFloat(th, 64)
+			a, err2 := strconv.ParseFloat(am, 64)
+			if err1 != nil || err2 != nil || t < 0 || a <= 0 {
+				return oc, d.Errf("auto_topup wants <threshold_usd> <amount_usd>, got %q %q", th, am)
+			}
+			oc.TopupThreshold, oc.TopupAmount = t, a
+		case "rate_limit":
+			rl, err := parseRateLimit(d)
+			if err != nil {
+				return oc, err
+			}
+			oc.RateLimit = rl
+		case "cache":
+			if d.NextArg() {
+				return oc, d.ArgErr()
+			}
+			oc.Cache = true
 		default:
 			return oc, d.Errf("unrecognized org subdirective %q", d.Val())
 		}
@@ -290,6 +486,8 @@ func parseProvider(d *caddyfile.Dispenser) (ProviderConfig, error) {
 			pc.ResponseHeaderTimeout, err = durationArg(d)
 		case "lb_retries":
 			pc.LBRetries, err = intArg(d)
+		case "max_concurrency":
+			pc.MaxConcurrency, err = intArg(d)
 		case "insecure_skip_verify":
 			if d.NextArg() {
 				return pc, d.ArgErr()

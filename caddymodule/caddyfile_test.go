@@ -91,7 +91,7 @@ func TestBuildCatalogSwitchesOffProvidersWithoutEnv(t *testing.T) {
 	cat, off, err := buildCatalog([]ProviderConfig{
 		{Name: "on", Dialect: "openai", BaseURL: "http://127.0.0.1:1/v1"},
 		{Name: "off", Dialect: "openai", BaseURL: "https://api.example.com/v1", APIKeyEnv: "GW_TEST_KEY"},
-	}, []ModelConfig{{ID: "on/m"}, {ID: "off/m"}}, 1)
+	}, []ModelConfig{{ID: "on/m"}, {ID: "off/m"}}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestBuildCatalogSwitchesOffProvidersWithoutEnv(t *testing.T) {
 	t.Setenv("GW_TEST_KEY", "sk-real")
 	cat, off, err = buildCatalog([]ProviderConfig{
 		{Name: "off", Dialect: "openai", BaseURL: "https://api.example.com/v1", APIKeyEnv: "GW_TEST_KEY"},
-	}, []ModelConfig{{ID: "off/m"}}, 1)
+	}, []ModelConfig{{ID: "off/m"}}, nil, 1)
 	if err != nil || len(off) != 0 {
 		t.Fatalf("%v %v", off, err)
 	}

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -64,31 +65,11 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 	if !p.mayUse(c.req.Model) {
 		return nil, errForbidden(fmt.Sprintf("this key has no access to model %q", c.req.Model))
 	}
-	route, err := g.app.catalog.Select(c.req.Model, routing.Constraints{
-		Dialect: d, Tier: c.req.Tier, TierStrict: c.req.TierStrict,
-		ForbidPartner: c.req.ForbidAtlasNetwork, Quantization: c.req.Quantization,
-	})
-	if err != nil {
-		var pe *routing.PathError
-		switch {
-		case errors.Is(err, routing.ErrUnknownModel):
-			return nil, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
-				message: fmt.Sprintf("the model %q does not exist", c.req.Model)}
-		case errors.As(err, &pe):
-			e := errInvalid(pe.Param, pe.Msg)
-			if errors.Is(err, routing.ErrTierUnavailable) {
-				e.code = "tier_unavailable"
-			}
-			return nil, e
-		default:
-			return nil, errInternal("route selection failed")
-		}
-	}
-	c.route = route
 	st := g.app.storeOrNil()
 	if st == nil {
 		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "api_error", code: "starting", message: errNotStarted.Error()}
 	}
+	var gating routing.Gating
 	if c.req.OperationID != "" {
 		op, err := st.ResolveOperation(p.orgID, c.req.OperationID)
 		if errors.Is(err, reliability.ErrNotFound) {
@@ -100,8 +81,38 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 		}
 		c.opID = &op.ID
 		c.gates = len(op.ShipGates)
+		gating.OperationID = op.ID
+		for _, sg := range op.ShipGates {
+			gating.Gates = append(gating.Gates, routing.Gate{EvaluatorID: sg.EvaluatorID, MinScore: sg.MinScore})
+		}
 	}
 	c.fps, c.canon = routing.RequestFingerprints(d, body, c.req.Tier, c.req.TierStrict)
+	gating.PromptFingerprint = c.fps.Prompt
+
+	k := routing.Constraints{
+		Dialect: d, Tier: c.req.Tier, TierStrict: c.req.TierStrict,
+		ForbidPartner: c.req.ForbidAtlasNetwork, Quantization: c.req.Quantization,
+	}
+	var route routing.Route
+	var err error
+	if _, isRouter := g.app.catalog.Router(c.req.Model); isRouter {
+		route, err = g.app.catalog.SelectRouted(c.req.Model, k, gating, g.app.rt.shared.evidence, rand.Float64)
+	} else {
+		route, err = g.app.catalog.Select(c.req.Model, k)
+	}
+	if err != nil {
+		return nil, routeError(err, c.req.Model)
+	}
+	var skipped []routing.Candidate
+	route, skipped = route.Healthy(g.app.rt.shared.health, time.Now())
+	for _, cand := range skipped {
+		c.attempts = append(c.attempts, reliability.Attempt{Provider: cand.Provider.Name, UpstreamModel: cand.Path.UpstreamModel,
+			Error: "skipped: cooling down after repeated failures"})
+	}
+	c.route = route
+	if aerr := g.app.checkCredit(st, p, route); aerr != nil {
+		return nil, aerr
+	}
 	c.id = reliability.NewID(idPrefixes[d])
 	return c, nil
 }
@@ -109,8 +120,12 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 // serve tries the route's paths in order until one answers, and writes the
 // answer in the client's shape.
 func (c *call) serve(w http.ResponseWriter, r *http.Request) {
+	if c.cacheable(r) && c.serveCached(w, r) {
+		return
+	}
 	var lastStatus int
 	var lastErr string
+	sh := c.g.app.rt.shared
 	for _, cand := range c.route.Candidates {
 		up := c.g.upstreams[cand.Provider.Name]
 		ud := cand.Provider.UpstreamDialect(c.d)
@@ -126,8 +141,21 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 			ss = newStreamState(c, w, cand, ud)
 		}
 		aw := newAttemptWriter(w, c.req.Stream, ss)
+		release, qerr := c.g.app.scheduler.Acquire(r.Context(), cand.Provider.Name, c.route.Tier)
+		if qerr != nil {
+			c.attempts = append(c.attempts, reliability.Attempt{Provider: cand.Provider.Name, UpstreamModel: cand.Path.UpstreamModel,
+				Error: "waiting for the upstream: " + qerr.Error()})
+			lastErr = qerr.Error()
+			break
+		}
 		t0 := time.Now()
 		err = up.send(aw, r, ud, ubody)
+		release()
+		if aw.mode == modeCapture || (err != nil && aw.status == 0 && !errors.Is(err, errAborted)) {
+			sh.health.Failure(routing.PathKey(cand), time.Now())
+		} else if aw.status > 0 && aw.status < 500 {
+			sh.health.Success(routing.PathKey(cand))
+		}
 		att := reliability.Attempt{Provider: cand.Provider.Name, UpstreamModel: cand.Path.UpstreamModel,
 			Status: aw.status, LatencyMs: time.Since(t0).Milliseconds()}
 
@@ -209,11 +237,32 @@ func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routi
 	}
 	version := gjson.GetBytes(upstreamBody, "model").String()
 	dl := c.newDelivery(cand, usage, &result)
+	if c.cacheable(r) {
+		c.storeCached(cand, usage, dl, out, version)
+	}
 	out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.appendJSON(nil))
 	setPlaceholders(r, cand, c.req.Model, dl)
 	writeJSON(w, http.StatusOK, out)
 	rec := c.successRecord(cand, usage, dl, out, version)
 	c.record(rec)
+}
+
+// routeError maps a route-selection failure to its API error.
+func routeError(err error, model string) *apiError {
+	var pe *routing.PathError
+	switch {
+	case errors.Is(err, routing.ErrUnknownModel):
+		return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
+			message: fmt.Sprintf("the model %q does not exist", model)}
+	case errors.As(err, &pe):
+		e := errInvalid(pe.Param, pe.Msg)
+		if errors.Is(err, routing.ErrTierUnavailable) {
+			e.code = "tier_unavailable"
+		}
+		return e
+	default:
+		return errInvalid("model", err.Error())
+	}
 }
 
 // upstreamMessage is a short account of a failed attempt for the record.

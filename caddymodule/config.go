@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -26,6 +27,57 @@ type OrgConfig struct {
 	// Models, when set, limits the org to these model ids; a call to another
 	// model is refused with 403 and GET /models lists only these.
 	Models []string `json:"models,omitempty"`
+	// TopupThreshold and TopupAmount turn on auto top-up: when the balance
+	// is under the threshold (USD) at a call, TopupAmount is credited.
+	TopupThreshold float64 `json:"topup_threshold,omitempty"`
+	// TopupAmount: see TopupThreshold.
+	TopupAmount float64 `json:"topup_amount,omitempty"`
+	// RateLimit limits each of the org's keys; default the app's.
+	RateLimit *RateLimitConfig `json:"rate_limit,omitempty"`
+	// Cache serves the org's eligible calls from the response cache.
+	Cache bool `json:"cache,omitempty"`
+}
+
+// RateLimitConfig limits one API key.
+type RateLimitConfig struct {
+	// RequestsPerMinute; 0 is unlimited.
+	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
+	// TokensPerMinute (input plus output); 0 is unlimited.
+	TokensPerMinute int `json:"tokens_per_minute,omitempty"`
+}
+
+// RouterConfig declares a router model such as router-1.
+type RouterConfig struct {
+	// ID is the model id clients ask for, e.g. "router-1" or "router-embed-1".
+	ID string `json:"id"`
+	// Reference is the model the router stands in for: routed calls are
+	// billed below its direct price.
+	Reference string `json:"reference"`
+	// Pool are the other models the router may serve a call with.
+	Pool []string `json:"pool,omitempty"`
+	// Explore is the share of gated calls that try the next cheaper
+	// unproven path (default 0.05; negative turns it off).
+	Explore float64 `json:"explore,omitempty"`
+	// Description is listed by GET /models.
+	Description string `json:"description,omitempty"`
+}
+
+// PricingConfig sets how calls are billed.
+type PricingConfig struct {
+	// RoutedShare is the share of the reference's direct price a routed
+	// call is billed at, at most 0.95 (the default).
+	RoutedShare float64 `json:"routed_share,omitempty"`
+	// TierMultipliers discount tiers; default realtime 1, standard 1,
+	// batch 0.5. Never above 1.
+	TierMultipliers map[string]float64 `json:"tier_multipliers,omitempty"`
+}
+
+// CacheConfig bounds the response cache.
+type CacheConfig struct {
+	// MaxSize is the most bytes of cached bodies. Default 64 MiB.
+	MaxSize int64 `json:"max_size,omitempty"`
+	// TTL is how long an entry may be served. Default 10m.
+	TTL caddy.Duration `json:"ttl,omitempty"`
 }
 
 // ProviderConfig declares an upstream service.
@@ -60,6 +112,10 @@ type ProviderConfig struct {
 	LBRetries int `json:"lb_retries,omitempty"`
 	// InsecureSkipVerify turns off TLS certificate checks (test upstreams only).
 	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
+	// MaxConcurrency bounds the calls in flight to this provider; waiting
+	// calls are admitted realtime first, then standard, then batch. 0 is
+	// unlimited.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
 }
 
 // PathConfig is one way to serve a model.
@@ -105,7 +161,7 @@ type ModelConfig struct {
 // buildCatalog turns the config into a routing catalog. Providers whose
 // base URL or credential comes from an unset environment variable are
 // switched off, with their names returned for the log.
-func buildCatalog(provs []ProviderConfig, models []ModelConfig, created int64) (*routing.Catalog, []string, error) {
+func buildCatalog(provs []ProviderConfig, models []ModelConfig, routers []RouterConfig, created int64) (*routing.Catalog, []string, error) {
 	disabled := map[string]bool{}
 	var off []string
 	var ps []*routing.Provider
@@ -185,7 +241,54 @@ func buildCatalog(provs []ProviderConfig, models []ModelConfig, created int64) (
 		ms = append(ms, m)
 	}
 	cat, err := routing.NewCatalog(ps, ms, disabled, created)
-	return cat, off, err
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, rc := range routers {
+		ref, err := cat.Model(rc.Reference)
+		if err != nil {
+			if errors.Is(err, routing.ErrUnknownModel) && anyDisabled(rc, models, disabled) {
+				off = append(off, "router "+rc.ID)
+				continue
+			}
+			return nil, nil, fmt.Errorf("router %q: %w", rc.ID, err)
+		}
+		pool := make([]string, 0, len(rc.Pool))
+		for _, id := range rc.Pool {
+			if _, err := cat.Model(id); err == nil {
+				pool = append(pool, id)
+			} else if !anyDisabled(RouterConfig{Reference: id}, models, disabled) {
+				return nil, nil, fmt.Errorf("router %q pool: %w", rc.ID, err)
+			}
+		}
+		err = cat.AddRouter(routing.RouterConfig{ID: rc.ID, Embedding: ref.Embedding, Reference: rc.Reference, Pool: pool,
+			Explore: rc.Explore, Description: rc.Description})
+		if err != nil {
+			return nil, nil, fmt.Errorf("router %q: %w", rc.ID, err)
+		}
+	}
+	return cat, off, nil
+}
+
+// anyDisabled reports whether the router's reference belongs to a
+// switched-off provider, so the router is switched off with it.
+func anyDisabled(rc RouterConfig, models []ModelConfig, disabled map[string]bool) bool {
+	for _, m := range models {
+		if m.ID != rc.Reference {
+			continue
+		}
+		prov, _, _ := strings.Cut(m.ID, "/")
+		if disabled[prov] {
+			return true
+		}
+		for _, p := range m.Paths {
+			if !disabled[p.Provider] {
+				return false
+			}
+		}
+		return len(m.Paths) > 0
+	}
+	return false
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {

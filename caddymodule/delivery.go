@@ -25,17 +25,18 @@ type delivery struct {
 }
 
 // newDelivery builds the delivery block of a served call. Pinned calls are
-// billed at the model's direct price; the upstream's own price is kept for
-// the record.
+// billed at the model's direct price, routed calls below the reference's
+// (routing.Pricing); the upstream's own price is kept for the record.
 func (c *call) newDelivery(cand routing.Candidate, usage translate.Usage, result *translate.Result) *delivery {
+	billed, upstream := c.g.app.pricing.Bill(c.route.Served(cand), usage)
 	d := &delivery{
 		tier:         c.route.Tier,
 		servedBy:     cand.Path.ServedBy,
 		provider:     cand.Provider.Name,
 		quantization: cand.Path.Quantization,
 		upgraded:     c.route.Upgraded,
-		cost:         c.route.Model.Price.Cost(usage),
-		upstreamCost: cand.Path.Cost.Cost(usage),
+		cost:         billed,
+		upstreamCost: upstream,
 		latencyMs:    time.Since(c.start).Milliseconds(),
 		gates:        c.gates,
 		scheduled:    c.gates > 0,

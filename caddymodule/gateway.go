@@ -120,6 +120,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		writeError(w, aerr, anthropic)
 		return nil
 	}
+	if aerr := g.app.checkRateLimit(w, p); aerr != nil {
+		writeError(w, aerr, anthropic)
+		return nil
+	}
 	body, aerr := readBody(w, r, g.app.MaxBodyBytes)
 	if aerr != nil {
 		writeError(w, aerr, anthropic)

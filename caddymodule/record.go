@@ -27,6 +27,7 @@ func (c *call) baseRecord(cand routing.Candidate) *reliability.Call {
 	if cand.Provider != nil {
 		rec.Provider = cand.Provider.Name
 		rec.ModelVersion = cand.Path.UpstreamModel
+		rec.PathKey = routing.PathKey(cand)
 	}
 	return rec
 }
@@ -40,6 +41,7 @@ func (c *call) successRecord(cand routing.Candidate, usage translate.Usage, dl *
 	}
 	rec.ResponsePayload = response
 	rec.PromptTokens, rec.CompletionTokens = usage.InputTokens, usage.OutputTokens
+	c.g.app.chargeTokens(c.p, usage.InputTokens+usage.OutputTokens)
 	rec.LatencyMs = dl.latencyMs
 	rec.CostUSD = dl.cost
 	rec.UpstreamCostUSD = dl.upstreamCost

@@ -28,7 +28,9 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 	}
 	a.rt.api = &reliability.API{Store: st, Models: a.models, Logger: logf, FairUse: fu, SalesEmail: a.SalesEmail}
 	a.rt.worker = reliability.NewWorker(st, a.models, reliability.WorkerOptions{
-		Logger: logf,
+		Logger:     logf,
+		OnEvidence: a.rt.shared.onEvidence,
+		OnScored:   a.rt.shared.onScored,
 		PlanOf: func(orgID string) string {
 			if org, err := st.Org(orgID); err == nil {
 				return org.Plan

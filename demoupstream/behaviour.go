@@ -101,7 +101,7 @@ func answer(t *turn) reply {
 	case d.words >= 0:
 		r.text = numberedWords(d.words)
 	default:
-		r.text = normalizeSpace("Echo: " + clean)
+		r.text = echoReply(t.model, clean)
 	}
 	r.outputTokens = countWords(r.text)
 	return r

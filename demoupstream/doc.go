@@ -49,6 +49,21 @@
 //     (N is capped at 100000);
 //   - otherwise "Echo: <last user text>" ("Echo:" when that text is empty).
 //
+// # Graded quality
+//
+// A model whose name carries a quality grade, "-q" and a number NN from 0
+// to 100 (one to three digits that end the name or are followed by a
+// character other than a letter or digit, as in demo-cheap-q80 or
+// demo-q7-mini), answers the "Echo:" reply correctly for NN% of prompts and
+// otherwise answers "Wrong: <last user text>" ("Wrong:" when that text is
+// empty). Which prompts it gets right is deterministic: the first 8 bytes
+// of sha256(model + "\x00" + last user text), read big-endian, modulo 100,
+// below NN. The model is the request's model field as sent. A wrong answer
+// has as many words as the right one, so usage, streams and everything else
+// are unchanged; tool calls, tool-result replies and [[words:N]] replies
+// are not graded. This lets a router's evaluators tell a cheap, weaker
+// model from a strong one with an ordinary regex such as "^Echo: ".
+//
 // # Tools
 //
 // When the request has function tools, tool_choice is not "none" and the

@@ -91,6 +91,12 @@ type Call struct {
 	// Attempts lists every upstream attempt in order, skipped and failed
 	// ones included, so a fallback can be explained afterwards.
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// PathKey names the catalog path that served the call
+	// (provider/upstream_model@quantization), which routing learns about.
+	PathKey string `json:"path_key,omitempty"`
+	// Cache is "hit" when the response cache answered the call (no
+	// upstream call was made and nothing was billed).
+	Cache string `json:"cache,omitempty"`
 	// ChargeUSD is what the ledger charges the org for this call, in the
 	// same commit as the record; it is not stored on the record itself
 	// (CostUSD is). Recording a call again with ChargeUSD 0 charges nothing.

@@ -87,10 +87,19 @@ func (w *Worker) evalPass(ctx context.Context, call Call) error {
 				cs.Passed = false
 			}
 			if w.opts.OnEvidence != nil {
-				w.opts.OnEvidence(call.OrgID, op.ID, call.Provider, call.ModelVersion, g.EvaluatorID, *gs.Score, gs.Passed)
+				w.opts.OnEvidence(GateEvidence{OrgID: call.OrgID, OperationID: op.ID, PathKey: call.PathKey, Provider: call.Provider,
+					PromptFingerprint: fingerprint, EvaluatorID: g.EvaluatorID, Score: *gs.Score, Passed: gs.Passed})
 			}
 		}
 		cs.Gates = append(cs.Gates, gs)
+	}
+	if w.opts.OnScored != nil {
+		score := 0.0
+		if cs.Passed {
+			score = 1
+		}
+		w.opts.OnScored(GateEvidence{OrgID: call.OrgID, OperationID: op.ID, PathKey: call.PathKey, Provider: call.Provider,
+			PromptFingerprint: fingerprint, Score: score, Passed: cs.Passed})
 	}
 	if !cs.Passed {
 		plan, err := w.planOf(call.OrgID)

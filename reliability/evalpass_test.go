@@ -11,9 +11,9 @@ import (
 
 // evidence is one OnEvidence call.
 type evidence struct {
-	orgID, operationID, provider, upstreamModel, evaluatorID string
-	score                                                    float64
-	passed                                                   bool
+	orgID, operationID, provider, pathKey, evaluatorID string
+	score                                              float64
+	passed                                             bool
 }
 
 // evidenceLog collects OnEvidence calls.
@@ -22,10 +22,10 @@ type evidenceLog struct {
 	got []evidence
 }
 
-func (l *evidenceLog) add(orgID, operationID, provider, upstreamModel, evaluatorID string, score float64, passed bool) {
+func (l *evidenceLog) add(e GateEvidence) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.got = append(l.got, evidence{orgID, operationID, provider, upstreamModel, evaluatorID, score, passed})
+	l.got = append(l.got, evidence{e.OrgID, e.OperationID, e.Provider, e.PathKey, e.EvaluatorID, e.Score, e.Passed})
 }
 
 func (l *evidenceLog) all() []evidence {
@@ -41,6 +41,7 @@ func (f *fixture) servedCall(t *testing.T, answer, fp string, cost float64) Call
 	c := testCall("", f.org.ID, &f.op.Key, time.Now())
 	c.ResponsePayload = json.RawMessage(`{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":` + string(jsonString(answer)) + `}}]}`)
 	c.Delivery = json.RawMessage(`{"tier":"standard","fingerprints":{"prompt":"` + fp + `"}}`)
+	c.PathKey = c.ModelVersion + "@full"
 	f.s.RecordCall(c)
 	if err := f.s.Sync(); err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestEvalPassScoresGatesAndRefundsOnPaid(t *testing.T) {
 		t.Fatalf("judge saw %+v", chats)
 	}
 	got := ev.all()
-	if len(got) != 2 || got[0] != (evidence{f.org.ID, f.op.ID, "demo", "demo/echo-1", echo.ID, 1, true}) || got[1].passed {
+	if len(got) != 2 || got[0] != (evidence{f.org.ID, f.op.ID, "demo", "demo/echo-1@full", echo.ID, 1, true}) || got[1].passed {
 		t.Fatalf("evidence = %+v", got)
 	}
 

@@ -24,13 +24,27 @@ const (
 	DefaultWorkerRetryDelay = time.Second
 )
 
+// GateEvidence is what one eval pass learned about the path that served a
+// call. For OnScored, EvaluatorID is empty and Score is 1 or 0.
+type GateEvidence struct {
+	OrgID             string
+	OperationID       string
+	PathKey           string
+	Provider          string
+	PromptFingerprint string
+	EvaluatorID       string
+	Score             float64
+	Passed            bool
+}
+
 // WorkerOptions configures a Worker.
 type WorkerOptions struct {
-	// OnEvidence receives every ship gate score the eval pass makes, with
-	// the path that served the call, so routing can learn which cheaper
-	// paths pass an operation's gates. It is called from the eval pass's
-	// goroutines and must not block for long. Nil drops the evidence.
-	OnEvidence func(orgID, operationID, provider, upstreamModel string, evaluatorID string, score float64, passed bool)
+	// OnEvidence receives every ship gate score the eval pass makes, for
+	// routing to judge the path that served the call.
+	OnEvidence func(GateEvidence)
+	// OnScored receives each scored call's overall verdict (every gate
+	// passed or not), for routing's memory of which path passed a prompt.
+	OnScored func(GateEvidence)
 	// PlanOf returns an org's plan, which decides the eval-gated refund.
 	// Nil reads the plan stored with the org.
 	PlanOf func(orgID string) string

@@ -152,14 +152,3 @@ func (c *conversation) systemText() string {
 	}
 	return strings.Join(c.system, "\n\n")
 }
-
-// hasToolResults reports whether a turn carries tool results, which every
-// dialect places ahead of the turn's other content.
-func (t *convTurn) hasToolResults() bool {
-	for i := range t.parts {
-		if t.parts[i].kind == partToolResult {
-			return true
-		}
-	}
-	return false
-}

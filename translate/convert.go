@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // translateRequest converts a request between two different dialects: the
@@ -56,6 +55,8 @@ func ConvertResponse(upstream, client Dialect, body []byte) ([]byte, Usage, Resu
 		}
 		rep, err := readReply(upstream, body)
 		if err != nil {
+			// A body the reader does not recognise is still in the client's
+			// own shape: it is passed on, with no usage to report.
 			return body, Usage{}, Result{}, nil
 		}
 		return body, rep.usage.usage(), rep.result(), nil
@@ -97,16 +98,19 @@ func readReply(d Dialect, body []byte) (reply, error) {
 
 // FinishResponse gives a client-shape body the gateway's id and the
 // client-facing model id, and attaches delivery (raw JSON object, or nil for
-// none) as a top-level "delivery" member, on every shape.
+// none) as a top-level "delivery" member, on every shape. An embeddings list
+// has no id of its own and gets none.
 func FinishResponse(client Dialect, body []byte, id, model string, delivery []byte) []byte {
-	if client == Chat {
+	switch client {
+	case Chat:
 		return FinishChatResponse(body, id, model, delivery)
+	case Embeddings:
+		body = setString(body, "model", model)
+	default:
+		body = setStrings(body, "id", id, "model", model)
 	}
-	body = setStrings(body, "id", id, "model", model)
 	if delivery != nil {
-		if out, err := sjson.SetRawBytes(body, "delivery", delivery); err == nil {
-			body = out
-		}
+		body = setRaw(body, "delivery", delivery)
 	}
 	return body
 }

@@ -203,6 +203,10 @@ func TestFinishResponse(t *testing.T) {
 		out = FinishResponse(c.client, convFixture(t, c.name), "gw_43", "router-1", nil)
 		convAbsent(t, out, "delivery")
 	}
+	out := FinishResponse(Embeddings, []byte(`{"object":"list","data":[],"model":"text-embedding-3-small","usage":{"prompt_tokens":1,"total_tokens":1}}`), "gw_44", "router-embed-1", delivery)
+	convAbsent(t, out, "id")
+	convWant(t, out, "model", "router-embed-1")
+	convWant(t, out, "delivery.served_by", "provider")
 }
 
 func TestNewTranscoderAndClientStream(t *testing.T) {

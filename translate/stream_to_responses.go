@@ -141,6 +141,8 @@ func (w *responsesStreamWriter) toolCall(key int, id, name string, emit Emit) {
 	w.calls = append(w.calls, callKey{key: key, index: i})
 }
 
+// toolArgs emits an argument fragment under the call's item, even when an
+// upstream interleaving parallel calls sends it after that item was done.
 func (w *responsesStreamWriter) toolArgs(key int, s string, emit Emit) {
 	i := w.callIndex(key)
 	if w.done || i < 0 || s == "" {

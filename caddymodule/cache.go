@@ -1,0 +1,100 @@
+package caddymodule
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/gateway/routing"
+	"github.com/modelgate/gateway/translate"
+)
+
+// cacheHeader is the request header that opts a call into the response
+// cache ("use") or out of it ("bypass"), and the response header that
+// says whether the answer came from it ("hit") or not ("miss").
+const cacheHeader = "X-Gateway-Cache"
+
+// cacheMeta is kept with a cached body: what the delivery block and the
+// record of a hit need.
+type cacheMeta struct {
+	Provider     string `json:"provider"`
+	ServedBy     string `json:"served_by"`
+	Quantization string `json:"quantization"`
+	PathKey      string `json:"path_key"`
+	InputTokens  int    `json:"in"`
+	OutputTokens int    `json:"out"`
+	Exchange     string `json:"exchange,omitempty"`
+	Version      string `json:"version"`
+}
+
+// cacheable reports whether the call may be answered from, and stored in,
+// the response cache: whole (not streamed) answers, opted in by the org or
+// the request.
+func (c *call) cacheable(r *http.Request) bool {
+	if c.req.Stream || c.route.Tier == "batch" {
+		return false
+	}
+	switch r.Header.Get(cacheHeader) {
+	case "use":
+		return true
+	case "bypass":
+		return false
+	}
+	oc := c.g.app.orgConfig[c.p.orgName]
+	return oc != nil && oc.Cache
+}
+
+// serveCached answers from the cache when it holds the call's cache key;
+// a hit makes no upstream call and is billed 0.
+func (c *call) serveCached(w http.ResponseWriter, r *http.Request) bool {
+	sh := c.g.app.rt.shared
+	entry, ok := sh.cache.Get(c.fps.Cache, time.Now())
+	if !ok {
+		w.Header().Set(cacheHeader, "miss")
+		return false
+	}
+	i := bytes.IndexByte(entry, '\n')
+	var meta cacheMeta
+	if i < 0 || json.Unmarshal(entry[:i], &meta) != nil {
+		return false
+	}
+	body := entry[i+1:]
+	zero := 0.0
+	dl := &delivery{
+		tier: c.route.Tier, servedBy: meta.ServedBy, provider: meta.Provider, quantization: meta.Quantization,
+		upgraded: c.route.Upgraded, cost: &zero, upstreamCost: &zero,
+		latencyMs: time.Since(c.start).Milliseconds(), gates: c.gates, scheduled: c.gates > 0, fps: c.fps,
+	}
+	if meta.Exchange != "" {
+		ex := meta.Exchange
+		dl.fps.Exchange = &ex
+	}
+	out := translate.FinishResponse(c.d, append([]byte(nil), body...), c.id, c.req.Model, dl.appendJSON(nil))
+	w.Header().Set(cacheHeader, "hit")
+	writeJSON(w, http.StatusOK, out)
+	usage := translate.Usage{InputTokens: meta.InputTokens, OutputTokens: meta.OutputTokens, Known: true}
+	rec := c.successRecord(routing.Candidate{}, usage, dl, out, meta.Version)
+	rec.Provider, rec.PathKey, rec.Cache = meta.Provider, meta.PathKey, "hit"
+	c.record(rec)
+	return true
+}
+
+// storeCached keeps a served answer (in the client's shape, before the id
+// and delivery are set) under the call's cache key. Errors never get here.
+func (c *call) storeCached(cand routing.Candidate, usage translate.Usage, dl *delivery, body []byte, version string) {
+	meta := cacheMeta{
+		Provider: cand.Provider.Name, ServedBy: cand.Path.ServedBy, Quantization: cand.Path.Quantization,
+		PathKey: routing.PathKey(cand), InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, Version: version,
+	}
+	if dl.fps.Exchange != nil {
+		meta.Exchange = *dl.fps.Exchange
+	}
+	head, err := json.Marshal(meta)
+	if err != nil {
+		return
+	}
+	entry := make([]byte, 0, len(head)+1+len(body))
+	entry = append(append(append(entry, head...), '\n'), body...)
+	c.g.app.rt.shared.cache.Put(c.fps.Cache, entry, time.Now())
+}
