@@ -83,6 +83,13 @@ func (s *streamState) finish(cand routing.Candidate) *reliability.Call {
 	if s.tc != nil {
 		_ = s.tc.End(s.emit)
 	}
+	if f, ok := s.cs.(interface{ Failed() bool }); ok && f.Failed() {
+		// The upstream put an error in the stream; the client has it as
+		// the last event.
+		_ = s.send()
+		_ = s.flush()
+		return s.recordFailed(cand, "the upstream sent an error inside the stream")
+	}
 	usage := s.cs.Usage()
 	result := s.cs.Result()
 	dl := s.c.newDelivery(cand, usage, result)

@@ -21,6 +21,8 @@ type ChatStream struct {
 	usage  Usage
 	result Result
 	done   bool
+	// failed is set by an upstream error chunk: the stream ends there.
+	failed bool
 	calls  []toolCallBuf
 }
 
@@ -38,13 +40,22 @@ func NewChatStream(id, model string, includeUsage bool) *ChatStream {
 
 // Event implements ClientStream.
 func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
+	if s.failed {
+		return dst
+	}
 	if string(data) == "[DONE]" {
 		s.done = true
 		return dst
 	}
 	root := gjson.ParseBytes(data)
 	if root.Get("error").Exists() {
-		// An upstream error inside the stream is passed on as it came.
+		// An upstream error inside the stream is passed on as it came, as
+		// the stream's last event: what was held goes first.
+		for _, h := range s.held {
+			dst = AppendSSE(dst, "", h)
+		}
+		s.held = s.held[:0]
+		s.failed = true
 		return AppendSSE(dst, "", data)
 	}
 	if s.created == 0 {
@@ -135,8 +146,15 @@ func (s *ChatStream) Result() *Result {
 // Done implements ClientStream.
 func (s *ChatStream) Done() bool { return s.done }
 
-// Close implements ClientStream.
+// Failed reports whether the upstream sent an error inside the stream.
+func (s *ChatStream) Failed() bool { return s.failed }
+
+// Close implements ClientStream. After an upstream error it adds nothing:
+// the error stays the last event and no [DONE] follows.
 func (s *ChatStream) Close(dst []byte, delivery []byte) []byte {
+	if s.failed {
+		return dst
+	}
 	if len(s.held) == 0 {
 		// The upstream ended without a final chunk: make one to carry delivery.
 		s.held = append(s.held, s.syntheticChunk())

@@ -17,8 +17,12 @@ type SSEEvent struct {
 // they arrive with Write and drain complete events with Next; nothing waits for
 // the end of the stream.
 type SSEReader struct {
-	buf  []byte
-	off  int
+	buf []byte
+	off int
+	// scan is where the search for the end of the pending event resumes:
+	// the start of its last incomplete line. Lines before it are known not
+	// to be blank, so a large event fed in small writes is scanned once.
+	scan int
 	data []byte
 }
 
@@ -26,10 +30,11 @@ type SSEReader struct {
 func (r *SSEReader) Write(p []byte) (int, error) {
 	if r.off > 0 && r.off == len(r.buf) {
 		r.buf = r.buf[:0]
-		r.off = 0
+		r.off, r.scan = 0, 0
 	} else if r.off > 4096 && r.off > len(r.buf)/2 {
 		n := copy(r.buf, r.buf[r.off:])
 		r.buf = r.buf[:n]
+		r.scan -= r.off
 		r.off = 0
 	}
 	r.buf = append(r.buf, p...)
@@ -45,12 +50,14 @@ func (r *SSEReader) Buffered() int { return len(r.buf) - r.off }
 func (r *SSEReader) Next() (ev SSEEvent, ok bool) {
 	for {
 		rest := r.buf[r.off:]
-		end, skip := eventEnd(rest)
+		end, skip, resume := eventEnd(rest, max(r.scan-r.off, 0))
 		if end < 0 {
+			r.scan = r.off + resume
 			return SSEEvent{}, false
 		}
 		block := rest[:end]
 		r.off += end + skip
+		r.scan = r.off
 		ev = r.parse(block)
 		if ev.Event != nil || ev.Data != nil {
 			return ev, true
@@ -58,19 +65,19 @@ func (r *SSEReader) Next() (ev SSEEvent, ok bool) {
 	}
 }
 
-// eventEnd finds the blank line that ends the first event: it returns the
-// length of the event block and the length of the separator. Lines end in
-// "\n" or "\r\n".
-func eventEnd(b []byte) (end, skip int) {
-	lineStart := 0
+// eventEnd finds the blank line that ends the first event, looking at
+// lines from lineStart on: it returns the length of the event block and the
+// length of the separator, or end -1 and where the last incomplete line
+// starts. Lines end in "\n" or "\r\n".
+func eventEnd(b []byte, lineStart int) (end, skip, resume int) {
 	for {
 		i := bytes.IndexByte(b[lineStart:], '\n')
 		if i < 0 {
-			return -1, 0
+			return -1, 0, lineStart
 		}
 		line := b[lineStart : lineStart+i]
 		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
-			return lineStart, i + 1
+			return lineStart, i + 1, 0
 		}
 		lineStart += i + 1
 	}

@@ -77,3 +77,34 @@ func FuzzSSEReader(f *testing.F) {
 		}
 	})
 }
+
+// TestSSEReaderLargeEventInSmallWrites: a large event fed a few bytes at a
+// time is scanned once, not once per write.
+func TestSSEReaderLargeEventInSmallWrites(t *testing.T) {
+	line := "data: " + strings.Repeat("x", 200) + "\n"
+	wire := strings.Repeat(line, 2000) + "\n"
+	var r SSEReader
+	events := 0
+	for i := 0; i < len(wire); i += 3 {
+		r.Write([]byte(wire[i:min(i+3, len(wire))]))
+		for _, ok := r.Next(); ok; _, ok = r.Next() {
+			events++
+		}
+	}
+	if events != 1 {
+		t.Fatalf("%d events", events)
+	}
+}
+
+func BenchmarkSSEReaderSmallWrites(b *testing.B) {
+	wire := []byte(strings.Repeat("data: "+strings.Repeat("x", 200)+"\n", 300) + "\n")
+	b.SetBytes(int64(len(wire)))
+	for b.Loop() {
+		var r SSEReader
+		for i := 0; i < len(wire); i += 16 {
+			r.Write(wire[i:min(i+16, len(wire))])
+			for _, ok := r.Next(); ok; _, ok = r.Next() {
+			}
+		}
+	}
+}
