@@ -128,6 +128,7 @@ const defaultConfig = `{
 			}
 		}
 		{{EXTRA_MODELS}}
+		{{EXTRA_LLM}}
 	}
 }
 
@@ -181,6 +182,8 @@ type gatewayOpts struct {
 	upstream string
 	// smtp is the relay for the sales email (default: a closed port).
 	smtp string
+	// llm is more lines for the global llm block (orgs, models, routers).
+	llm string
 }
 
 // startGatewayOpts loads the test Caddyfile with the given options.
@@ -215,6 +218,7 @@ func startGatewayOpts(t *testing.T, o gatewayOpts) *gateway {
 		g.vars["{{UPSTREAM}}"] = upstream
 		g.vars["{{UPSTREAM_SITE}}"] = ""
 	}
+	g.vars["{{EXTRA_LLM}}"] = o.llm
 	g.load("")
 	t.Cleanup(func() {
 		if err := caddy.Stop(); err != nil {
@@ -231,7 +235,10 @@ func (g *gateway) load(extra string) {
 	src := defaultConfig
 	vars := g.vars
 	vars["{{EXTRA_MODELS}}"] = extra
-	src = strings.ReplaceAll(src, "{{UPSTREAM_SITE}}", vars["{{UPSTREAM_SITE}}"])
+	// Blocks that hold other placeholders go in first.
+	for _, k := range []string{"{{UPSTREAM_SITE}}", "{{EXTRA_LLM}}", "{{EXTRA_MODELS}}"} {
+		src = strings.ReplaceAll(src, k, vars[k])
+	}
 	for k, v := range vars {
 		src = strings.ReplaceAll(src, k, v)
 	}

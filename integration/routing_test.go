@@ -1,0 +1,238 @@
+package integration
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+const (
+	brokeKey   = "mg_live_broke000000000000000000000"
+	topupKey   = "mg_live_topup000000000000000000000"
+	limitedKey = "mg_live_limited0000000000000000000"
+)
+
+const routingLLM = `
+		org broke {
+			key ` + brokeKey + `
+		}
+		org topup {
+			key ` + topupKey + `
+			auto_topup 1 10
+		}
+		org limited {
+			key ` + limitedKey + `
+			rate_limit {
+				requests_per_minute 2
+			}
+		}
+		provider router-net:partner_7 {
+			dialect openai
+			base_url {{UPSTREAM}}/v1
+		}
+		model demo/ref-chat {
+			price 10 30
+			path demo demo-chat
+		}
+		model demo/open-chat {
+			open_weight
+			price 2 6
+			path router-net:partner_7 demo-chat {
+				served_by router_network
+				price 0.5 1
+			}
+			path demo demo-chat
+		}
+		model demo/pricey {
+			price 1000000 1000000
+			path demo demo-chat
+		}
+		model demo/free-chat {
+			price 0 0
+			path demo demo-chat
+		}
+		model demo/flaky {
+			price 1 1
+			path down demo-chat
+			path demo demo-chat
+		}
+		router router-1 {
+			reference demo/ref-chat
+			pool demo/open-chat
+		}
+		router router-embed-1 {
+			reference demo/demo-embed
+		}
+`
+
+func TestRoutingAndBilling(t *testing.T) {
+	g := startGatewayOpts(t, gatewayOpts{llm: routingLLM})
+
+	t.Run("routers listed", func(t *testing.T) {
+		ids := g.get("/models", http.StatusOK).Get("data.#.id").Raw
+		if !strings.Contains(ids, `"router-1"`) || !strings.Contains(ids, `"router-embed-1"`) {
+			t.Fatalf("models: %s", ids)
+		}
+	})
+
+	t.Run("router-1 without an operation keeps quality and bills below direct", func(t *testing.T) {
+		r := g.post("/chat/completions", chatBody("router-1", "route me", ""), http.StatusOK)
+		d := r.Get("delivery")
+		if r.Get("model").String() != "router-1" || d.Get("provider").String() != "demo" || d.Get("quantization").String() != "full" {
+			t.Fatalf("routed: %s", r.Raw)
+		}
+		in, out := r.Get("usage.prompt_tokens").Float(), r.Get("usage.completion_tokens").Float()
+		direct := (in*10 + out*30) / 1e6
+		if got := d.Get("cost_usd").Float(); got > direct*0.95+1e-12 || got < direct*0.95-1e-9 {
+			t.Fatalf("routed cost %v, direct %v", got, direct)
+		}
+		rec := g.get("/calls/"+r.Get("id").String(), http.StatusOK)
+		if rec.Get("upstream_cost_usd").Float() != direct || rec.Get("path_key").String() != "demo/demo-chat@full" {
+			t.Fatalf("record: %.500s", rec.Raw)
+		}
+	})
+
+	t.Run("partner network and forbid_atlas_network", func(t *testing.T) {
+		r := g.post("/chat/completions", chatBody("demo/open-chat", "partner", ""), http.StatusOK)
+		if r.Get("delivery.served_by").String() != "router_network" || r.Get("delivery.provider").String() != "router-net:partner_7" {
+			t.Fatalf("partner path: %s", r.Get("delivery").Raw)
+		}
+		r = g.post("/chat/completions", chatBody("demo/open-chat", "partner", `"forbid_atlas_network":true`), http.StatusOK)
+		if r.Get("delivery.served_by").String() != "provider" || r.Get("delivery.provider").String() != "demo" {
+			t.Fatalf("forbidden partner path: %s", r.Get("delivery").Raw)
+		}
+		// Pinned calls bill the model's direct price whatever path served.
+		in, out := r.Get("usage.prompt_tokens").Float(), r.Get("usage.completion_tokens").Float()
+		if got := r.Get("delivery.cost_usd").Float(); math.Abs(got-(in*2+out*6)/1e6) > 1e-12 {
+			t.Fatalf("pinned cost %v", got)
+		}
+	})
+
+	t.Run("batch tier is billed at its multiplier", func(t *testing.T) {
+		r := g.post("/chat/completions", chatBody("demo/ref-chat", "later please", `"tier":"batch"`), http.StatusOK)
+		in, out := r.Get("usage.prompt_tokens").Float(), r.Get("usage.completion_tokens").Float()
+		if got := r.Get("delivery.cost_usd").Float(); math.Abs(got-0.5*(in*10+out*30)/1e6) > 1e-12 {
+			t.Fatalf("batch cost %v: %s", got, r.Get("delivery").Raw)
+		}
+	})
+
+	t.Run("no credit left", func(t *testing.T) {
+		// The first call costs far more than the 5 USD starting credit.
+		status, body, _ := g.do(http.MethodPost, "/chat/completions", brokeKey, chatBody("demo/pricey", "spend it all", ""))
+		if status != http.StatusOK {
+			t.Fatalf("first call: %d %s", status, body)
+		}
+		eventually(t, "insufficient_quota", func() error {
+			status, body, _ = g.do(http.MethodPost, "/chat/completions", brokeKey, chatBody("demo/pricey", "more", ""))
+			if status != http.StatusTooManyRequests || gjson.GetBytes(body, "error.code").String() != "insufficient_quota" {
+				return errorf("status %d %s", status, body)
+			}
+			return nil
+		})
+		assertSpecError(t, body, "insufficient_quota", "-")
+		// Free models need no credit.
+		status, body, _ = g.do(http.MethodPost, "/chat/completions", brokeKey, chatBody("demo/free-chat", "free", ""))
+		if status != http.StatusOK || gjson.GetBytes(body, "delivery.cost_usd").Float() != 0 {
+			t.Fatalf("free model: %d %s", status, body)
+		}
+	})
+
+	t.Run("auto top-up keeps the balance above zero", func(t *testing.T) {
+		for i := 0; i < 3; i++ {
+			status, body, _ := g.do(http.MethodPost, "/chat/completions", topupKey, chatBody("demo/pricey", "spend", ""))
+			if status != http.StatusOK {
+				t.Fatalf("call %d with auto top-up: %d %s", i, status, body)
+			}
+			time.Sleep(30 * time.Millisecond) // let the charge commit
+		}
+	})
+
+	t.Run("rate limit", func(t *testing.T) {
+		for i := 0; i < 2; i++ {
+			if status, body, _ := g.do(http.MethodPost, "/chat/completions", limitedKey, chatBody("demo/demo-chat", "x", "")); status != http.StatusOK {
+				t.Fatalf("call %d: %d %s", i, status, body)
+			}
+		}
+		status, body, hdr := g.do(http.MethodPost, "/chat/completions", limitedKey, chatBody("demo/demo-chat", "x", ""))
+		if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
+			t.Fatalf("third call: %d %s", status, body)
+		}
+		assertSpecError(t, body, "rate_limit_error", "-")
+	})
+
+	t.Run("response cache", func(t *testing.T) {
+		req := func(extra string) (int, []byte, http.Header) {
+			r, _ := http.NewRequest(http.MethodPost, g.base+"/chat/completions", strings.NewReader(chatBody("demo/demo-chat", "cache me "+extra, "")))
+			r.Header.Set("Authorization", "Bearer "+demoKey)
+			r.Header.Set("X-Gateway-Cache", "use")
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b := make([]byte, 0, 4096)
+			buf := make([]byte, 4096)
+			for {
+				n, err := resp.Body.Read(buf)
+				b = append(b, buf[:n]...)
+				if err != nil {
+					break
+				}
+			}
+			return resp.StatusCode, b, resp.Header
+		}
+		_, first, h1 := req("")
+		_, second, h2 := req("")
+		if h1.Get("X-Gateway-Cache") != "miss" || h2.Get("X-Gateway-Cache") != "hit" {
+			t.Fatalf("cache headers %q %q", h1.Get("X-Gateway-Cache"), h2.Get("X-Gateway-Cache"))
+		}
+		if gjson.GetBytes(second, "delivery.cost_usd").Float() != 0 || gjson.GetBytes(first, "delivery.cost_usd").Float() == 0 ||
+			gjson.GetBytes(second, "choices.0.message.content").String() != gjson.GetBytes(first, "choices.0.message.content").String() ||
+			gjson.GetBytes(second, "id").String() == gjson.GetBytes(first, "id").String() {
+			t.Fatalf("hit: %s\nmiss: %s", second, first)
+		}
+		rec := g.get("/calls/"+gjson.GetBytes(second, "id").String(), http.StatusOK)
+		if rec.Get("cache").String() != "hit" || rec.Get("attempts.#").Int() != 0 || rec.Get("cost_usd").Float() != 0 {
+			t.Fatalf("hit record: %.400s", rec.Raw)
+		}
+		// Without the opt-in the cache is not used; errors are never cached.
+		status, _, _ := g.do(http.MethodPost, "/chat/completions", demoKey, chatBody("demo/demo-chat", "cache me ", ""))
+		if status != http.StatusOK {
+			t.Fatal(status)
+		}
+		s1, _, _ := req("[[status:400]]")
+		s2, _, h := req("[[status:400]]")
+		if s1 != http.StatusBadRequest || s2 != http.StatusBadRequest || h.Get("X-Gateway-Cache") == "hit" {
+			t.Fatalf("error cached: %d %d %q", s1, s2, h.Get("X-Gateway-Cache"))
+		}
+	})
+
+	t.Run("failing paths cool down", func(t *testing.T) {
+		for i := 0; i < 3; i++ {
+			g.post("/chat/completions", chatBody("demo/flaky", "x", ""), http.StatusOK)
+		}
+		r := g.post("/chat/completions", chatBody("demo/flaky", "x", ""), http.StatusOK)
+		atts := g.get("/calls/"+r.Get("id").String(), http.StatusOK).Get("attempts")
+		if atts.Get("#").Int() != 2 || !strings.Contains(atts.Get("0.error").String(), "cooling down") || atts.Get("1.provider").String() != "demo" {
+			t.Fatalf("attempts after repeated failures: %s", atts.Raw)
+		}
+	})
+
+	t.Run("router-embed-1", func(t *testing.T) {
+		r := g.post("/embeddings", `{"model":"router-embed-1","input":"embed me"}`, http.StatusOK)
+		if r.Get("data.#").Int() != 1 || r.Get("model").String() != "router-embed-1" || r.Get("delivery.provider").String() != "demo" {
+			t.Fatalf("router-embed-1: %.400s", r.Raw)
+		}
+	})
+}
+
+type testErr string
+
+func (e testErr) Error() string { return string(e) }
+
+func errorf(format string, args ...any) error { return testErr(fmt.Sprintf(format, args...)) }
