@@ -104,7 +104,9 @@ type FairUseConfig struct {
 // runtimeState is what the app learns while it runs.
 type runtimeState struct {
 	// shared is the state every config on the same store file shares.
-	shared   *sharedState
+	shared *sharedState
+	// batch runs the queued batch-tier calls.
+	batch    *batchState
 	api      *reliability.API
 	worker   *reliability.Worker
 	mailer   *reliability.Mailer
@@ -288,6 +290,7 @@ func (a *App) Stop() error {
 	if a.rt.store.Load() == nil {
 		return nil
 	}
+	a.stopBatch()
 	a.rt.worker.Stop()
 	if a.rt.mailer != nil {
 		a.rt.mailer.Stop()

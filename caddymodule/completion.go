@@ -29,8 +29,11 @@ type call struct {
 	// opID is the resolved operation id the call is tagged with.
 	opID  *string
 	gates int
-	fps   routing.Fingerprints
-	canon []byte
+	// batchRun marks a queued batch call being run: it is served, not
+	// queued again.
+	batchRun bool
+	fps      routing.Fingerprints
+	canon    []byte
 
 	attempts []reliability.Attempt
 }
@@ -120,6 +123,10 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 // serve tries the route's paths in order until one answers, and writes the
 // answer in the client's shape.
 func (c *call) serve(w http.ResponseWriter, r *http.Request) {
+	if c.route.Tier == "batch" && !c.batchRun && c.d != translate.Embeddings {
+		c.enqueue(w)
+		return
+	}
 	if c.cacheable(r) && c.serveCached(w, r) {
 		return
 	}

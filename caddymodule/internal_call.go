@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/tidwall/gjson"
 
@@ -46,15 +45,10 @@ func (m *modelCaller) call(ctx context.Context, orgID string, d translate.Dialec
 		return 0, nil, fmt.Errorf("org %s: %w", orgID, err)
 	}
 	p := &principal{orgID: org.ID, orgName: org.Name, plan: org.Plan, keyID: "internal", allowed: m.app.orgModels[org.Name]}
-	ctx = context.WithValue(ctx, caddy.ReplacerCtxKey, caddy.NewReplacer())
-	// The proxy reads the client IP and trusted-proxy vars the server sets.
-	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "127.0.0.1", caddyhttp.TrustedProxyVarKey: false})
-	ctx = context.WithValue(ctx, caddyhttp.ServerCtxKey, internalServer)
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, g.Prefix+d.Path(), bytes.NewReader(body))
+	r, err := internalRequest(ctx, g.Prefix+d.Path(), body)
 	if err != nil {
 		return 0, nil, err
 	}
-	r.RemoteAddr = "127.0.0.1:0"
 	w := &bufferWriter{header: make(http.Header)}
 	c, aerr := g.newCall(r, p, d, body, time.Now())
 	if aerr != nil {
@@ -129,6 +123,8 @@ func (m *modelCaller) Embed(ctx context.Context, orgID, model string, inputs []s
 	}
 	return vecs, nil
 }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 // bufferWriter collects an internal call's answer.
 type bufferWriter struct {

@@ -39,6 +39,7 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 		},
 	})
 	a.rt.worker.Start()
+	a.startBatch(st)
 	if a.SMTP != nil {
 		pw := a.SMTP.Password
 		if a.SMTP.PasswordEnv != "" {

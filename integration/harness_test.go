@@ -184,6 +184,8 @@ type gatewayOpts struct {
 	smtp string
 	// llm is more lines for the global llm block (orgs, models, routers).
 	llm string
+	// store reuses a store file (default: a new one).
+	store string
 }
 
 // startGatewayOpts loads the test Caddyfile with the given options.
@@ -219,6 +221,10 @@ func startGatewayOpts(t *testing.T, o gatewayOpts) *gateway {
 		g.vars["{{UPSTREAM_SITE}}"] = ""
 	}
 	g.vars["{{EXTRA_LLM}}"] = o.llm
+	if o.store != "" {
+		g.store = o.store
+		g.vars["{{STORE}}"] = o.store
+	}
 	g.load("")
 	t.Cleanup(func() {
 		if err := caddy.Stop(); err != nil {

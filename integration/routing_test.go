@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/caddyserver/caddy/v2"
+
 	"fmt"
 	"math"
 	"net/http"
@@ -113,11 +115,36 @@ func TestRoutingAndBilling(t *testing.T) {
 		}
 	})
 
-	t.Run("batch tier is billed at its multiplier", func(t *testing.T) {
+	t.Run("batch tier is queued and billed at its multiplier", func(t *testing.T) {
 		r := g.post("/chat/completions", chatBody("demo/ref-chat", "later please", `"tier":"batch"`), http.StatusOK)
-		in, out := r.Get("usage.prompt_tokens").Float(), r.Get("usage.completion_tokens").Float()
-		if got := r.Get("delivery.cost_usd").Float(); math.Abs(got-0.5*(in*10+out*30)/1e6) > 1e-12 {
-			t.Fatalf("batch cost %v: %s", got, r.Get("delivery").Raw)
+		d := r.Get("delivery")
+		if r.Get("choices.#").Int() != 0 || d.Get("tier").String() != "batch" || d.Get("eta_ms").Int() <= 0 || d.Get("cost_usd").Type != gjson.Null {
+			t.Fatalf("batch answer: %s", r.Raw)
+		}
+		var rec gjson.Result
+		eventually(t, "batch result", func() error {
+			rec = g.get("/calls/"+r.Get("id").String(), http.StatusOK)
+			if s := rec.Get("status").String(); s != "succeeded" {
+				return errorf("status %s", s)
+			}
+			return nil
+		})
+		if rec.Get("response_payload.choices.0.message.content").String() != "Echo: later please" {
+			t.Fatalf("batch record: %.500s", rec.Raw)
+		}
+		in, out := rec.Get("prompt_tokens").Float(), rec.Get("completion_tokens").Float()
+		if got := rec.Get("cost_usd").Float(); math.Abs(got-0.5*(in*10+out*30)/1e6) > 1e-12 {
+			t.Fatalf("batch cost %v: %.300s", got, rec.Raw)
+		}
+		for _, path := range []string{"/messages", "/responses"} {
+			body := `{"model":"demo/ref-chat","max_tokens":20,"tier":"batch","messages":[{"role":"user","content":"x"}]}`
+			if path == "/responses" {
+				body = `{"model":"demo/ref-chat","tier":"batch","input":"x"}`
+			}
+			a := g.post(path, body, http.StatusOK)
+			if !a.Get("delivery.eta_ms").Exists() || !strings.HasPrefix(a.Get("id").String(), map[string]string{"/messages": "msg_", "/responses": "resp_"}[path]) {
+				t.Fatalf("%s batch answer: %s", path, a.Raw)
+			}
 		}
 	})
 
@@ -236,3 +263,23 @@ type testErr string
 func (e testErr) Error() string { return string(e) }
 
 func errorf(format string, args ...any) error { return testErr(fmt.Sprintf(format, args...)) }
+
+// TestBatchQueueSurvivesRestart stops the gateway while a queued call is
+// running; the next start runs it to the end.
+func TestBatchQueueSurvivesRestart(t *testing.T) {
+	g := startGatewayOpts(t, gatewayOpts{llm: routingLLM})
+	r := g.post("/chat/completions", chatBody("demo/ref-chat", "[[sleep:700]] slow batch", `"tier":"batch"`), http.StatusOK)
+	id := r.Get("id").String()
+	time.Sleep(100 * time.Millisecond)
+	if err := caddy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	g2 := startGatewayOpts(t, gatewayOpts{llm: routingLLM, store: g.store})
+	eventually(t, "batch result after the restart", func() error {
+		rec := g2.get("/calls/"+id, http.StatusOK)
+		if s := rec.Get("status").String(); s != "succeeded" {
+			return errorf("status %s", s)
+		}
+		return nil
+	})
+}

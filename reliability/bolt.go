@@ -107,7 +107,7 @@ var (
 
 // allBuckets is every bucket OpenBolt makes sure exists.
 var allBuckets = [][]byte{
-	bucketMeta, bucketOrgs, bucketOrgNames, bucketKeys,
+	bucketMeta, bucketOrgs, bucketOrgNames, bucketKeys, bucketBatchQueue,
 	bucketCalls, bucketCallsByOrg, bucketCallsByOrgOp,
 	bucketOperations, bucketOperationsByOrg, bucketOperationKeys,
 	bucketLedger, bucketLedgerByOrg, bucketBalances, bucketCallCharges,

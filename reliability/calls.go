@@ -246,30 +246,39 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 		// packed instead of split half empty.
 		calls.FillPercent, byOrg.FillPercent, byOp.FillPercent = appendFillPercent, appendFillPercent, appendFillPercent
 		for _, p := range batch {
-			if old := calls.Get([]byte(p.id)); old != nil {
-				if err := unindexCall(byOrg, byOp, p.id, old); err != nil {
-					return err
-				}
-			}
-			if err := calls.Put([]byte(p.id), p.data); err != nil {
-				return fmt.Errorf("put call %s: %w", p.id, err)
-			}
-			if err := byOrg.Put(indexKey(indexPrefix(p.orgID), p.created, p.id), []byte(p.id)); err != nil {
-				return fmt.Errorf("index call %s by org: %w", p.id, err)
-			}
-			if p.operationID != "" {
-				if err := byOp.Put(indexKey(indexPrefix(p.orgID, p.operationID), p.created, p.id), []byte(p.id)); err != nil {
-					return fmt.Errorf("index call %s by operation: %w", p.id, err)
-				}
-			}
-			if p.charge > 0 {
-				if err := chargeTx(tx, p.orgID, p.id, p.charge, p.created); err != nil {
-					return fmt.Errorf("charge call %s: %w", p.id, err)
-				}
+			if err := putCallTx(tx, calls, byOrg, byOp, p); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// putCallTx writes one encoded call with its indexes (and its charge)
+// inside tx, replacing an earlier record of the same id.
+func putCallTx(tx *bolt.Tx, calls, byOrg, byOp *bolt.Bucket, p *pendingCall) error {
+	if old := calls.Get([]byte(p.id)); old != nil {
+		if err := unindexCall(byOrg, byOp, p.id, old); err != nil {
+			return err
+		}
+	}
+	if err := calls.Put([]byte(p.id), p.data); err != nil {
+		return fmt.Errorf("put call %s: %w", p.id, err)
+	}
+	if err := byOrg.Put(indexKey(indexPrefix(p.orgID), p.created, p.id), []byte(p.id)); err != nil {
+		return fmt.Errorf("index call %s by org: %w", p.id, err)
+	}
+	if p.operationID != "" {
+		if err := byOp.Put(indexKey(indexPrefix(p.orgID, p.operationID), p.created, p.id), []byte(p.id)); err != nil {
+			return fmt.Errorf("index call %s by operation: %w", p.id, err)
+		}
+	}
+	if p.charge > 0 {
+		if err := chargeTx(tx, p.orgID, p.id, p.charge, p.created); err != nil {
+			return fmt.Errorf("charge call %s: %w", p.id, err)
+		}
+	}
+	return nil
 }
 
 // unindexCall removes the index entries of a stored call about to be
