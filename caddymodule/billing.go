@@ -48,6 +48,36 @@ func (a *App) chargeTokens(p *principal, tokens int) {
 	a.rt.shared.limiter.ChargeTokens(p.keyID, rl.TokensPerMinute, tokens, time.Now())
 }
 
+// balanceTTL is how long a read balance answers the credit check. Charges
+// are always exact on the ledger; only the moment a depleted org is turned
+// away may lag by this much, in exchange for no store read on most calls.
+const balanceTTL = 250 * time.Millisecond
+
+type cachedBalance struct {
+	usd float64
+	at  time.Time
+}
+
+// balances caches recent balance reads by org id.
+var balances sync.Map
+
+// balance is the org's balance, read from the store at most every
+// balanceTTL.
+func (a *App) balance(st *reliability.BoltStore, orgID string) (float64, error) {
+	now := time.Now()
+	if v, ok := balances.Load(orgID); ok {
+		if cb := v.(cachedBalance); now.Sub(cb.at) < balanceTTL {
+			return cb.usd, nil
+		}
+	}
+	bal, err := st.Balance(orgID)
+	if err != nil {
+		return 0, err
+	}
+	balances.Store(orgID, cachedBalance{usd: bal, at: now})
+	return bal, nil
+}
+
 // topupLocks serialises auto top-up per org, so that concurrent calls
 // under the threshold credit the org once.
 var topupLocks sync.Map // org id -> *sync.Mutex
@@ -63,7 +93,7 @@ func (a *App) checkCredit(st *reliability.BoltStore, p *principal, route routing
 	if price.Input == 0 && price.Output == 0 {
 		return nil
 	}
-	bal, err := st.Balance(p.orgID)
+	bal, err := a.balance(st, p.orgID)
 	if err != nil {
 		a.logger.Error("reading balance", zap.Error(err))
 		return errInternal("could not read the balance")
@@ -95,5 +125,6 @@ func (a *App) autoTopup(st *reliability.BoltStore, p *principal, oc *OrgConfig) 
 	}
 	a.logger.Info("auto top-up", zap.String("org", p.orgName), zap.Float64("amount_usd", oc.TopupAmount))
 	nb, _ := st.Balance(p.orgID)
+	balances.Store(p.orgID, cachedBalance{usd: nb, at: time.Now()})
 	return nb
 }

@@ -28,9 +28,13 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 	}
 	a.rt.api = &reliability.API{Store: st, Models: a.models, Logger: logf, FairUse: fu, SalesEmail: a.SalesEmail}
 	a.rt.worker = reliability.NewWorker(st, a.models, reliability.WorkerOptions{
-		Logger:     logf,
-		OnEvidence: a.rt.shared.onEvidence,
-		OnScored:   a.rt.shared.onScored,
+		Logger: logf,
+		// Routing learns only from scored calls: a deep queue and a few
+		// workers keep the eval pass up with a busy operation.
+		EvalPassQueue:   16384,
+		EvalPassWorkers: 4,
+		OnEvidence:      a.rt.shared.onEvidence,
+		OnScored:        a.rt.shared.onScored,
 		PlanOf: func(orgID string) string {
 			if org, err := st.Org(orgID); err == nil {
 				return org.Plan

@@ -199,8 +199,9 @@ func (p *pendingCall) encode(report func(error)) error {
 		return nil
 	}
 	c := p.call
-	data, err := json.Marshal(c)
-	if err != nil {
+	data, ok := appendCall(make([]byte, 0, 512+len(c.RequestPayload)+len(c.ResponsePayload)+len(c.Delivery)), c)
+	var err error
+	if !ok {
 		// An upstream that answers with an HTML error page leaves a payload
 		// that is not JSON. The call still has to be kept (it may be
 		// billed), so keep such payloads as JSON strings instead.

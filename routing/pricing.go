@@ -55,9 +55,10 @@ func (p Pricing) Validate() error {
 // upstream charges for it; both nil when the usage is unknown. route is the
 // route as served (Route.Served): its first candidate answered.
 //
-// A pinned call is billed at its model's direct price, a routed call at
-// the routed share of its reference's direct price whatever path served
-// it; both times the tier's multiplier. The bill is rounded down to whole
+// A pinned call is billed at its model's direct price. A routed call is
+// billed at the routed share of its reference's direct price, or at the
+// direct price of the pool model that served it when that is lower, so the
+// caller keeps what routing saves. Both times the tier's multiplier. The bill is rounded down to whole
 // pico-dollars, so rounding never lifts it above those bounds.
 func (p Pricing) Bill(route Route, usage translate.Usage) (billed *float64, upstream *float64) {
 	if len(route.Candidates) > 0 {
@@ -74,13 +75,21 @@ func (p Pricing) Bill(route Route, usage translate.Usage) (billed *float64, upst
 	if direct == nil {
 		return nil, upstream
 	}
-	f := p.multiplier(route.Tier)
-	if route.Routed {
-		f *= p.share()
-	}
 	// Direct costs are whole pico-dollars already; integers of that size
-	// are exact in a float64.
-	b := math.Floor(math.Round(*direct*1e12)*f) / 1e12
+	// are exact in a float64, so the arithmetic is done on them.
+	base := math.Round(*direct * 1e12)
+	if route.Routed {
+		base = math.Floor(base * p.share())
+		// A call served by a cheaper model of the pool is billed at that
+		// model's direct price: what routing saves reaches the caller. It
+		// never exceeds the routed share of the reference's price.
+		if route.Model != nil && route.Model != ref {
+			if served := route.Model.Price.Cost(usage); served != nil {
+				base = math.Min(base, math.Round(*served*1e12))
+			}
+		}
+	}
+	b := math.Floor(base*p.multiplier(route.Tier)) / 1e12
 	return &b, upstream
 }
 

@@ -39,7 +39,9 @@ func TestBill(t *testing.T) {
 		{"pinned at direct", Pricing{}, pinned, usage, ptr(4), ptr(3.6)},
 		{"pinned batch at half", Pricing{}, pinnedBatch, usage, ptr(2), ptr(3.6)},
 		{"routed at 95% of the reference", Pricing{}, routed("realtime", Gating{}, nil), usage, ptr(3.8), ptr(3.6)},
-		{"routed batch on a pool model, billed on the reference", Pricing{}, cheap, usage, ptr(1.9), ptr(0.4)},
+		// The pool model's own direct price is below 95% of the reference's:
+		// the caller gets that saving.
+		{"routed batch on a cheaper pool model, billed at its own price", Pricing{}, cheap, usage, ptr(0.4), ptr(0.4)},
 		{"a lower routed share", Pricing{RoutedShare: 0.8}, routed("realtime", Gating{}, nil), usage, ptr(3.2), ptr(3.6)},
 		{"a routed share above 95% is clamped", Pricing{RoutedShare: 1.2}, routed("realtime", Gating{}, nil), usage, ptr(3.8), ptr(3.6)},
 		{"a multiplier above 1 is ignored", Pricing{TierMultipliers: map[string]float64{"standard": 1.5}}, pinned, usage, ptr(4), ptr(3.6)},

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -39,12 +40,24 @@ func ReadChatResponse(body []byte) (Usage, Result) {
 // and client-facing model id, and attaches the delivery block (raw JSON, or
 // nil for none).
 func FinishChatResponse(body []byte, id, model string, delivery []byte) []byte {
-	body = setString(body, "id", id)
-	body = setString(body, "model", model)
-	if delivery != nil {
-		body, _ = sjson.SetRawBytes(body, "delivery", delivery)
+	fields := gjson.GetManyBytes(body, "id", "model", "delivery")
+	out := appendWithStrings(make([]byte, 0, len(body)+len(id)+len(model)+len(delivery)+24), body, fields[0], id, fields[1], model)
+	if delivery == nil {
+		return out
 	}
-	return body
+	if end := bytes.LastIndexByte(out, '}'); end > 0 && !fields[2].Exists() {
+		// Add the member in place: the buffer was sized for it.
+		tail := len(out) - end
+		head := out[:end]
+		sep := ","
+		if emptyObject(head) {
+			sep = ""
+		}
+		rest := append([]byte(nil), out[end:end+tail]...)
+		out = append(append(append(append(head, sep...), `"delivery":`...), delivery...), rest...)
+		return out
+	}
+	return appendObjectMember(make([]byte, 0, len(out)+len(delivery)+16), out, "delivery", delivery)
 }
 
 // setString sets a top-level string field, keeping the body unchanged when it

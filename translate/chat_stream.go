@@ -23,7 +23,9 @@ type ChatStream struct {
 	done   bool
 	// failed is set by an upstream error chunk: the stream ends there.
 	failed bool
-	calls  []toolCallBuf
+	// text accumulates the assistant text; Result copies it out once.
+	text  []byte
+	calls []toolCallBuf
 }
 
 type toolCallBuf struct {
@@ -47,23 +49,39 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 		s.done = true
 		return dst
 	}
-	root := gjson.ParseBytes(data)
-	if root.Get("error").Exists() {
+	// One pass over the chunk's members: every lookup below reuses it.
+	var id, model, created, usage, choices gjson.Result
+	hasError := false
+	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			id = v
+		case "model":
+			model = v
+		case "created":
+			created = v
+		case "usage":
+			usage = v
+		case "choices":
+			choices = v
+		case "error":
+			hasError = true
+		}
+		return true
+	})
+	if hasError {
 		// An upstream error inside the stream is passed on as it came, as
 		// the stream's last event: what was held goes first.
-		for _, h := range s.held {
-			dst = AppendSSE(dst, "", h)
-		}
-		s.held = s.held[:0]
+		dst = s.flushHeld(dst)
 		s.failed = true
 		return AppendSSE(dst, "", data)
 	}
 	if s.created == 0 {
-		s.created = root.Get("created").Int()
+		s.created = created.Int()
 	}
 	final := false
-	usageOnly := false
-	if usage := root.Get("usage"); usage.IsObject() {
+	hasUsage := usage.IsObject()
+	if hasUsage {
 		s.usage = Usage{
 			InputTokens:  int(usage.Get("prompt_tokens").Int()),
 			OutputTokens: int(usage.Get("completion_tokens").Int()),
@@ -71,43 +89,69 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 		}
 		final = true
 	}
-	choices := root.Get("choices")
-	if !choices.IsArray() || len(choices.Array()) == 0 {
-		usageOnly = true
-	}
+	usageOnly := true
 	choices.ForEach(func(_, c gjson.Result) bool {
-		delta := c.Get("delta")
-		if t := delta.Get("content"); t.Type == gjson.String {
-			s.result.Text += t.Str
-		}
-		delta.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-			s.addToolDelta(tc)
+		usageOnly = false
+		c.ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "delta":
+				v.ForEach(func(k, v gjson.Result) bool {
+					switch k.Str {
+					case "content":
+						if v.Type == gjson.String {
+							s.text = append(s.text, v.Str...)
+						}
+					case "tool_calls":
+						v.ForEach(func(_, tc gjson.Result) bool {
+							s.addToolDelta(tc)
+							return true
+						})
+					}
+					return true
+				})
+			case "finish_reason":
+				if v.Type == gjson.String {
+					s.result.FinishReason = v.Str
+					final = true
+				}
+			}
 			return true
 		})
-		if fr := c.Get("finish_reason"); fr.Type == gjson.String {
-			s.result.FinishReason = fr.Str
-			final = true
-		}
 		return true
 	})
-	chunk := setString(data, "id", s.id)
-	chunk = setString(chunk, "model", s.model)
 	if usageOnly && !s.includeUsage {
 		return dst
 	}
-	if !s.includeUsage && root.Get("usage").Exists() && !usageOnly {
-		// Usage the client did not ask for is removed from content chunks too.
-		chunk, _ = sjson.DeleteBytes(chunk, "usage")
+	// A null usage (OpenAI sends one on every chunk once usage is asked
+	// for) is harmless; a real one the client did not ask for is removed.
+	if final || (!s.includeUsage && hasUsage) {
+		chunk := appendWithStrings(nil, data, id, s.id, model, s.model)
+		if !s.includeUsage && hasUsage {
+			// Usage the client did not ask for is removed from content chunks too.
+			chunk, _ = sjson.DeleteBytes(chunk, "usage")
+		}
+		if final {
+			s.held = append(s.held, chunk)
+			return dst
+		}
+		dst = s.flushHeld(dst)
+		return AppendSSE(dst, "", chunk)
 	}
-	if final {
-		s.held = append(s.held, chunk)
-		return dst
-	}
+	dst = s.flushHeld(dst)
+	// The common case: the chunk goes out at once, rewritten straight into
+	// the output buffer.
+	dst = append(dst, "data: "...)
+	dst = appendWithStrings(dst, data, id, s.id, model, s.model)
+	return append(dst, '\n', '\n')
+}
+
+// flushHeld sends held chunks that turned out not to be the last.
+func (s *ChatStream) flushHeld(dst []byte) []byte {
 	for _, h := range s.held {
 		dst = AppendSSE(dst, "", h)
 	}
 	s.held = s.held[:0]
-	return AppendSSE(dst, "", chunk)
+	return dst
 }
 
 func (s *ChatStream) addToolDelta(tc gjson.Result) {
@@ -130,6 +174,7 @@ func (s *ChatStream) Usage() Usage { return s.usage }
 
 // Result implements ClientStream.
 func (s *ChatStream) Result() *Result {
+	s.result.Text = string(s.text)
 	if len(s.calls) != len(s.result.ToolCalls) {
 		s.result.ToolCalls = s.result.ToolCalls[:0]
 		for _, c := range s.calls {
