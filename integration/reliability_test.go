@@ -280,3 +280,44 @@ func TestReliabilityStory(t *testing.T) {
 		}
 	}
 }
+
+const payerKey = "mg_live_payer000000000000000000000"
+
+// TestEvalGatedRefundOnPaidPlan: on the paid plan, a tagged call that
+// scores under its gate is not metered — refunded once by the eval pass,
+// so a later thumbs_down finds it already refunded. On the free plan the
+// same call stays charged until feedback asks.
+func TestEvalGatedRefundOnPaidPlan(t *testing.T) {
+	g := startGatewayOpts(t, gatewayOpts{llm: `
+		org payer {
+			plan paid
+			key ` + payerKey + `
+		}`})
+	for _, tc := range []struct {
+		key, want string
+	}{
+		{payerKey, "already_refunded"},
+		{demoKey, "credited"},
+	} {
+		post := func(path, body string) gjson.Result {
+			status, out, _ := g.do(http.MethodPost, path, tc.key, body)
+			if status/100 != 2 {
+				t.Fatalf("POST %s: %d %s", path, status, out)
+			}
+			return gjson.ParseBytes(out)
+		}
+		ev := post("/evaluators", `{"name":"never","kind":"regex","config":{"pattern":"^NEVER"}}`)
+		post("/operations", fmt.Sprintf(`{"key":"strict_op","name":"Strict","ship_gates":[{"evaluator_id":%q,"min_score":0.5}]}`, ev.Get("id").String()))
+		call := post("/chat/completions", chatBody("demo/demo-chat", "judge me", `"metadata":{"operation_id":"strict_op"}`))
+		if !call.Get("delivery.evals.scheduled").Bool() || call.Get("delivery.cost_usd").Float() <= 0 {
+			t.Fatalf("call: %s", call.Get("delivery").Raw)
+		}
+		// The eval pass (a regex, milliseconds) scores it first; only then
+		// does feedback ask for the refund, once.
+		time.Sleep(700 * time.Millisecond)
+		fb := post("/feedback", fmt.Sprintf(`{"call_id":%q,"rating":"thumbs_down"}`, call.Get("id").String()))
+		if got := fb.Get("refund.status").String(); got != tc.want {
+			t.Fatalf("refund status %q, want %q: %s", got, tc.want, fb.Raw)
+		}
+	}
+}

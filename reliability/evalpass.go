@@ -102,6 +102,11 @@ func (w *Worker) evalPass(ctx context.Context, call Call) error {
 			PromptFingerprint: fingerprint, Score: score, Passed: cs.Passed})
 	}
 	if !cs.Passed {
+		// The call and its charge reach the disk through the group-commit
+		// writer; a refund needs them there.
+		if err := w.store.Sync(); err != nil {
+			return err
+		}
 		plan, err := w.planOf(call.OrgID)
 		if err != nil {
 			return err
