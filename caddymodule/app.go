@@ -41,7 +41,7 @@ type App struct {
 	// CommitBatch is the most call records written in one commit. Default 256.
 	CommitBatch int `json:"commit_batch,omitempty"`
 	// CommitDelay is the longest a call record waits before it is committed;
-	// a crash loses at most this window of records. Default 5ms.
+	// a crash loses at most this window of records. Default 10ms.
 	CommitDelay caddy.Duration `json:"commit_delay,omitempty"`
 	// Orgs declares organisations and their keys.
 	Orgs []OrgConfig `json:"orgs,omitempty"`

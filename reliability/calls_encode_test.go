@@ -69,3 +69,23 @@ func BenchmarkAppendCall(b *testing.B) {
 		}
 	})
 }
+
+func TestAppendLedgerEntryMatchesEncodingJSON(t *testing.T) {
+	call := "chatcmpl-1"
+	for _, e := range []LedgerEntry{
+		{ID: "led_1", Object: ObjectLedgerEntry, OrgID: "org_1", Kind: LedgerCharge, AmountUSD: -0.0000055, CallID: &call, CreatedAt: time.Now().UTC()},
+		{ID: "led_2", Object: ObjectLedgerEntry, OrgID: "org_\"x", Kind: "topup", AmountUSD: 5, Reason: "starting credit", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		var got, want LedgerEntry
+		if err := json.Unmarshal(appendLedgerEntry(nil, &e), &got); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(&e)
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %+v want %+v", got, want)
+		}
+	}
+}

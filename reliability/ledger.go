@@ -1,9 +1,12 @@
 package reliability
 
 import (
+	"strconv"
+
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/modelgate/gateway/translate"
 	"math"
 	"time"
 
@@ -92,8 +95,10 @@ func appendLedger(tx *bolt.Tx, orgID, kind string, nanos int64, callID *string, 
 		Reason:    reason,
 		CreatedAt: at.UTC(),
 	}
-	if err := putJSON(tx.Bucket(bucketLedger), []byte(e.ID), e); err != nil {
-		return LedgerEntry{}, err
+	// Every served call writes one of these: encoded by hand, not by
+	// reflection.
+	if err := tx.Bucket(bucketLedger).Put([]byte(e.ID), appendLedgerEntry(make([]byte, 0, 192), &e)); err != nil {
+		return LedgerEntry{}, fmt.Errorf("put ledger entry: %w", err)
 	}
 	if err := tx.Bucket(bucketLedgerByOrg).Put(indexKey(indexPrefix(orgID), e.CreatedAt, e.ID), []byte(e.ID)); err != nil {
 		return LedgerEntry{}, fmt.Errorf("index ledger entry: %w", err)
@@ -159,8 +164,10 @@ func chargeTx(tx *bolt.Tx, orgID, callID string, nanos int64, at time.Time) erro
 		return fmt.Errorf("call %s was charged to another org: %w", callID, ErrForbidden)
 	}
 	cc.Nanos += nanos
-	if err := putJSON(charges, []byte(callID), cc); err != nil {
-		return err
+	ccb := append([]byte(`{"org_id":`), translate.AppendJSONString(nil, cc.OrgID)...)
+	ccb = strconv.AppendInt(append(ccb, `,"nanos":`...), cc.Nanos, 10)
+	if err := charges.Put([]byte(callID), append(ccb, '}')); err != nil {
+		return fmt.Errorf("put charge of call %s: %w", callID, err)
 	}
 	_, err := appendLedger(tx, orgID, LedgerCharge, -nanos, &callID, "", at)
 	return err
@@ -230,4 +237,31 @@ func listIndexed[T any](s *BoltStore, index, records []byte, prefix []byte, p Pa
 		return err
 	})
 	return page, err
+}
+
+// appendLedgerEntry appends e as encoding/json would encode it.
+func appendLedgerEntry(b []byte, e *LedgerEntry) []byte {
+	b = append(b, `{"id":`...)
+	b = translate.AppendJSONString(b, e.ID)
+	b = append(b, `,"object":`...)
+	b = translate.AppendJSONString(b, e.Object)
+	b = append(b, `,"org_id":`...)
+	b = translate.AppendJSONString(b, e.OrgID)
+	b = append(b, `,"kind":`...)
+	b = translate.AppendJSONString(b, e.Kind)
+	b = append(b, `,"amount_usd":`...)
+	b = strconv.AppendFloat(b, e.AmountUSD, 'g', -1, 64)
+	b = append(b, `,"call_id":`...)
+	if e.CallID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = translate.AppendJSONString(b, *e.CallID)
+	}
+	if e.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = translate.AppendJSONString(b, e.Reason)
+	}
+	b = append(b, `,"created_at":"`...)
+	b = e.CreatedAt.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...)
 }

@@ -13,7 +13,7 @@ const (
 	DefaultBatchSize = 256
 	// DefaultBatchDelay is the longest a queued call waits for others to
 	// share its commit.
-	DefaultBatchDelay = 5 * time.Millisecond
+	DefaultBatchDelay = 10 * time.Millisecond
 	// DefaultQueueSize is how many calls may wait for the writer before
 	// RecordCall starts to block.
 	DefaultQueueSize = 4096
