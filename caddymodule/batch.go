@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/modelgate/gateway/reliability"
+	"github.com/modelgate/gateway/routing"
 	"github.com/modelgate/gateway/translate"
 )
 
@@ -20,6 +21,9 @@ import (
 const (
 	batchPoll    = 500 * time.Millisecond
 	batchWorkers = 4
+	// batchAttempts is how many times a batch call is tried while no
+	// upstream can serve it (backing off from 1s to 1m) before it fails.
+	batchAttempts = 8
 )
 
 // endpointDialects maps a record's endpoint back to its dialect.
@@ -193,7 +197,30 @@ func (a *App) runBatch(ctx context.Context, st *reliability.BoltStore, j reliabi
 		return
 	}
 	c.id, c.batchRun = j.CallID, true
-	c.serve(w, r)
+	// A batch call promises a result, not an answer now: when no upstream
+	// can serve it (refused, 5xx, 429), it waits and tries again.
+	for attempt := 1; ; attempt++ {
+		c.serve(w, r)
+		if !c.unserved || ctx.Err() != nil {
+			break
+		}
+		if attempt == batchAttempts {
+			c.unserved = false
+			rec := c.failedRecord(routing.Candidate{}, "no upstream path could serve the call after "+strconv.Itoa(attempt)+" tries: "+c.lastError)
+			c.record(rec)
+			break
+		}
+		delay := min(time.Second<<(attempt-1), time.Minute)
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		c.attempts = c.attempts[:0]
+		c.unserved = false
+	}
 	if ctx.Err() != nil {
 		// Stopped mid-call: run it again after the restart.
 		st.ReleaseBatch(j.CallID)

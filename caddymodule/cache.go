@@ -71,12 +71,12 @@ func (c *call) serveCached(w http.ResponseWriter, r *http.Request) bool {
 		dl.fps.Exchange = &ex
 	}
 	out := translate.FinishResponse(c.d, append([]byte(nil), body...), c.id, c.req.Model, dl.appendJSON(nil))
-	w.Header().Set(cacheHeader, "hit")
-	writeJSON(w, http.StatusOK, out)
 	usage := translate.Usage{InputTokens: meta.InputTokens, OutputTokens: meta.OutputTokens, Known: true}
 	rec := c.successRecord(routing.Candidate{}, usage, dl, out, meta.Version)
 	rec.Provider, rec.PathKey, rec.Cache = meta.Provider, meta.PathKey, "hit"
 	c.record(rec)
+	w.Header().Set(cacheHeader, "hit")
+	writeJSON(w, http.StatusOK, out)
 	return true
 }
 

@@ -32,8 +32,12 @@ type call struct {
 	// batchRun marks a queued batch call being run: it is served, not
 	// queued again.
 	batchRun bool
-	fps      routing.Fingerprints
-	canon    []byte
+	// unserved is set, on a batch run, when no path could serve the call:
+	// nothing is written or recorded, so that the run can be tried again.
+	unserved  bool
+	lastError string
+	fps       routing.Fingerprints
+	canon     []byte
 
 	attempts []reliability.Attempt
 }
@@ -174,9 +178,9 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 				c.record(ss.recordFailed(cand, "the client closed the connection"))
 			case err != nil && !ss.cs.Done():
 				c.attempts[len(c.attempts)-1].Error = "upstream stream broke: " + err.Error()
-				c.record(ss.fail(cand, "the upstream stream broke before it was complete"))
+				ss.fail(cand, "the upstream stream broke before it was complete")
 			default:
-				c.record(ss.finish(cand))
+				ss.finish(cand)
 			}
 			return
 		}
@@ -188,15 +192,15 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 		case aw.mode == modeStream:
 			// A stream that ended before any event: finish it as empty.
 			c.attempts = append(c.attempts, att)
-			c.record(ss.finish(cand))
+			ss.finish(cand)
 			return
 		case aw.status >= 400:
 			// The upstream refused the request itself: another path would too.
 			att.Error = upstreamMessage(aw.buf.Bytes(), aw.status)
 			c.attempts = append(c.attempts, att)
 			e := upstreamError(aw.buf.Bytes(), aw.status)
-			writeError(w, e, c.d == translate.Messages)
 			c.record(c.failedRecord(cand, e.message))
+			writeError(w, e, c.d == translate.Messages)
 			return
 		default:
 			c.attempts = append(c.attempts, att)
@@ -209,13 +213,17 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 			ce.Write(zap.String("provider", cand.Provider.Name), zap.Int("status", aw.status), zap.String("error", att.Error))
 		}
 	}
+	if c.batchRun {
+		c.unserved, c.lastError = true, lastErr
+		return
+	}
 	e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_unavailable",
 		message: "no upstream path could serve the call: " + lastErr}
 	if lastStatus == http.StatusTooManyRequests {
 		e.status, e.typ, e.code = http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited"
 	}
-	writeError(w, e, c.d == translate.Messages)
 	c.record(c.failedRecord(routing.Candidate{}, e.message))
+	writeError(w, e, c.d == translate.Messages)
 }
 
 // finishBuffered converts a whole upstream body to the client's shape,
@@ -238,8 +246,8 @@ func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routi
 	if err != nil {
 		e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_invalid_response",
 			message: "the upstream answered with a body the gateway cannot read"}
-		writeError(w, e, c.d == translate.Messages)
 		c.record(c.failedRecord(cand, e.message+": "+err.Error()))
+		writeError(w, e, c.d == translate.Messages)
 		return
 	}
 	version := gjson.GetBytes(upstreamBody, "model").String()
@@ -249,9 +257,9 @@ func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routi
 	}
 	out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.appendJSON(nil))
 	setPlaceholders(r, cand, c.req.Model, dl)
+	// Recorded before the answer leaves, so it can always be read back.
+	c.record(c.successRecord(cand, usage, dl, out, version))
 	writeJSON(w, http.StatusOK, out)
-	rec := c.successRecord(cand, usage, dl, out, version)
-	c.record(rec)
 }
 
 // routeError maps a route-selection failure to its API error.

@@ -79,34 +79,37 @@ func (s *streamState) flush() error {
 
 // finish closes a stream that the upstream completed: the held events go
 // out with the delivery block, then the terminator.
-func (s *streamState) finish(cand routing.Candidate) *reliability.Call {
+func (s *streamState) finish(cand routing.Candidate) {
 	if s.tc != nil {
 		_ = s.tc.End(s.emit)
 	}
 	if f, ok := s.cs.(interface{ Failed() bool }); ok && f.Failed() {
 		// The upstream put an error in the stream; the client has it as
 		// the last event.
+		rec := s.recordFailed(cand, "the upstream sent an error inside the stream")
+		s.c.record(rec)
 		_ = s.send()
 		_ = s.flush()
-		return s.recordFailed(cand, "the upstream sent an error inside the stream")
+		return
 	}
 	usage := s.cs.Usage()
 	result := s.cs.Result()
 	dl := s.c.newDelivery(cand, usage, result)
 	s.out = s.cs.Close(s.out, dl.appendJSON(nil))
+	// Recorded before the last bytes leave: a client that has the whole
+	// stream can always read its call back.
+	s.c.record(s.c.successRecord(cand, usage, dl, streamPayload(s.c, usage, result), cand.Path.UpstreamModel))
 	_ = s.send()
 	_ = s.flush()
-	rec := s.c.successRecord(cand, usage, dl, streamPayload(s.c, usage, result), cand.Path.UpstreamModel)
-	return rec
 }
 
 // fail ends a stream that broke after the client got its first bytes with
 // the shape's own error event.
-func (s *streamState) fail(cand routing.Candidate, message string) *reliability.Call {
+func (s *streamState) fail(cand routing.Candidate, message string) {
 	s.out = s.cs.Fail(s.out, message)
+	s.c.record(s.recordFailed(cand, message))
 	_ = s.send()
 	_ = s.flush()
-	return s.recordFailed(cand, message)
 }
 
 // recordFailed is the record of a stream that did not complete; what the

@@ -83,7 +83,12 @@ var forwardedHeaders = [...]string{"User-Agent", "Anthropic-Beta", "Openai-Beta"
 // header map, a fresh body reader with a matching Content-Length, and no
 // Accept-Encoding, so that Go's transport negotiates gzip and decodes it.
 func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, body []byte) (err error) {
-	req := r.Clone(r.Context())
+	// A shallow copy: the header map is built fresh below (the client's is
+	// never forwarded), and the proxy clones the request again itself.
+	req := new(http.Request)
+	*req = *r
+	reqURL := *r.URL
+	req.URL = &reqURL
 	req.Header = make(http.Header, 8)
 	for _, k := range forwardedHeaders {
 		if v := r.Header[k]; len(v) > 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -126,6 +127,9 @@ type pendingCall struct {
 	created     time.Time
 	// call is encoded into data by the writer, off the caller's goroutine.
 	call *Call
+	// buf holds data when it came from encodeBufs; it goes back after the
+	// commit, when bbolt no longer reads it.
+	buf *[]byte
 	// charge is what the ledger charges for the call in the same commit,
 	// in nano-USD; 0 charges nothing.
 	charge int64
@@ -199,7 +203,12 @@ func (p *pendingCall) encode(report func(error)) error {
 		return nil
 	}
 	c := p.call
-	data, ok := appendCall(make([]byte, 0, 512+len(c.RequestPayload)+len(c.ResponsePayload)+len(c.Delivery)), c)
+	buf, _ := encodeBufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	data, ok := appendCall((*buf)[:0], c)
+	p.buf = buf
 	var err error
 	if !ok {
 		// An upstream that answers with an HTML error page leaves a payload
@@ -239,7 +248,20 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 		kept = append(kept, p)
 	}
 	batch = kept
-	return s.db.Update(func(tx *bolt.Tx) error {
+	var err error
+	defer func() {
+		if err != nil {
+			return // a retry commits the same bytes again
+		}
+		for _, p := range batch {
+			if p.buf != nil && cap(p.data) <= maxPooledEncode {
+				*p.buf = p.data[:0]
+				encodeBufs.Put(p.buf)
+			}
+			p.buf = nil
+		}
+	}()
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		calls := tx.Bucket(bucketCalls)
 		byOrg := tx.Bucket(bucketCallsByOrg)
 		byOp := tx.Bucket(bucketCallsByOrgOp)
@@ -253,7 +275,15 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 		}
 		return nil
 	})
+	return err
 }
+
+// encodeBufs recycles the buffers calls are encoded into: every served
+// call needs one, and bbolt is done with it once the commit returns.
+var encodeBufs sync.Pool
+
+// maxPooledEncode keeps unusually large buffers out of the pool.
+const maxPooledEncode = 256 << 10
 
 // putCallTx writes one encoded call with its indexes (and its charge)
 // inside tx, replacing an earlier record of the same id.
