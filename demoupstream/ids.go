@@ -23,6 +23,9 @@ func randomID(prefix string, n int, alphabet string) string {
 	return string(b)
 }
 
+// hexDigits are the characters of a request id.
+const hexDigits = "0123456789abcdef"
+
 // newRequestID returns an id in the form of OpenAI's x-request-id.
 func newRequestID() string { return randomID("req_", 32, hexDigits) }
 
