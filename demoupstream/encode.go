@@ -16,13 +16,6 @@ import (
 // and it replaces invalid UTF-8 so that every event stays valid JSON.
 func appendString(b []byte, s string) []byte { return translate.AppendJSONString(b, s) }
 
-// appendKey appends a JSON object key and its colon.
-func appendKey(b []byte, key string) []byte {
-	b = append(b, '"')
-	b = append(b, key...)
-	return append(b, '"', ':')
-}
-
 // appendInt appends an integer JSON value.
 func appendInt(b []byte, n int) []byte {
 	return strconv.AppendInt(b, int64(n), 10)
