@@ -44,7 +44,7 @@ func (c *call) enqueue(w http.ResponseWriter) {
 	}
 	rec := c.baseRecord(cand)
 	rec.ResponsePayload = []byte("null")
-	rec.Delivery = dl.appendJSON(nil)
+	rec.Delivery = dl.json()
 	err := st.EnqueueBatch(rec, reliability.BatchJob{KeyID: c.p.keyID, Endpoint: endpointNames[c.d], Body: c.body, EnqueuedAt: c.start})
 	if err != nil {
 		c.g.logger.Error("queueing a batch call", zap.Error(err))
@@ -52,7 +52,7 @@ func (c *call) enqueue(w http.ResponseWriter) {
 		return
 	}
 	c.g.app.wakeBatch()
-	writeJSON(w, http.StatusOK, appendAccepted(nil, c.d, c.id, c.req.Model, c.start.Unix(), dl.appendJSON(nil)))
+	writeJSON(w, http.StatusOK, appendAccepted(nil, c.d, c.id, c.req.Model, c.start.Unix(), dl.json()))
 }
 
 // appendAccepted is the immediate answer to a queued call in the client's

@@ -70,7 +70,7 @@ func (c *call) serveCached(w http.ResponseWriter, r *http.Request) bool {
 		ex := meta.Exchange
 		dl.fps.Exchange = &ex
 	}
-	out := translate.FinishResponse(c.d, append([]byte(nil), body...), c.id, c.req.Model, dl.appendJSON(nil))
+	out := translate.FinishResponse(c.d, append([]byte(nil), body...), c.id, c.req.Model, dl.json())
 	usage := translate.Usage{InputTokens: meta.InputTokens, OutputTokens: meta.OutputTokens, Known: true}
 	rec := c.successRecord(routing.Candidate{}, usage, dl, out, meta.Version)
 	rec.Provider, rec.PathKey, rec.Cache = meta.Provider, meta.PathKey, "hit"

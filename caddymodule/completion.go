@@ -204,7 +204,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		default:
 			c.attempts = append(c.attempts, att)
-			c.finishBuffered(w, r, cand, ud, aw.buf.Bytes())
+			c.finishBuffered(w, r, cand, up, ud, aw.buf.Bytes())
 			return
 		}
 		c.attempts = append(c.attempts, att)
@@ -228,7 +228,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 
 // finishBuffered converts a whole upstream body to the client's shape,
 // attaches delivery and answers.
-func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routing.Candidate, ud translate.Dialect, upstreamBody []byte) {
+func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routing.Candidate, up *upstream, ud translate.Dialect, upstreamBody []byte) {
 	var (
 		out    = upstreamBody
 		usage  translate.Usage
@@ -255,8 +255,8 @@ func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routi
 	if c.cacheable(r) {
 		c.storeCached(cand, usage, dl, out, version)
 	}
-	out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.appendJSON(nil))
-	setPlaceholders(r, cand, c.req.Model, dl)
+	out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.json())
+	setPlaceholders(r, up, c.req.Model, dl)
 	// Recorded before the answer leaves, so it can always be read back.
 	c.record(c.successRecord(cand, usage, dl, out, version))
 	writeJSON(w, http.StatusOK, out)
@@ -314,17 +314,32 @@ func upstreamError(body []byte, status int) *apiError {
 
 // setPlaceholders exposes the call's outcome to access logs as
 // {http.llm.provider}, {http.llm.model}, {http.llm.tier} and {http.llm.cost_usd}.
-func setPlaceholders(r *http.Request, cand routing.Candidate, model string, dl *delivery) {
+// Values that repeat from call to call are boxed once, not on every call.
+func setPlaceholders(r *http.Request, up *upstream, model string, dl *delivery) {
 	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if !ok {
 		return
 	}
-	repl.Set("http.llm.provider", cand.Provider.Name)
+	repl.Set("http.llm.provider", up.nameValue)
 	repl.Set("http.llm.model", model)
-	repl.Set("http.llm.tier", dl.tier)
+	repl.Set("http.llm.tier", tierValue(dl.tier))
 	if dl.cost != nil {
 		repl.Set("http.llm.cost_usd", *dl.cost)
 	} else {
 		repl.Set("http.llm.cost_usd", "")
 	}
+}
+
+// tierValue is tier as a placeholder value; the known tiers are constants,
+// which the compiler boxes without allocating.
+func tierValue(tier string) any {
+	switch tier {
+	case "realtime":
+		return "realtime"
+	case "standard":
+		return "standard"
+	case "batch":
+		return "batch"
+	}
+	return tier
 }

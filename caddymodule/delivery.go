@@ -22,6 +22,9 @@ type delivery struct {
 	gates        int
 	scheduled    bool
 	fps          routing.Fingerprints
+	// encoded is the block as JSON once json has run: the answer and the
+	// call's record carry the same bytes, so they are encoded once.
+	encoded []byte
 }
 
 // newDelivery builds the delivery block of a served call. Pinned calls are
@@ -49,6 +52,19 @@ func (c *call) newDelivery(cand routing.Candidate, usage translate.Usage, result
 	}
 	d.fps.Exchange = routing.ExchangeFingerprint(c.canon, result)
 	return d
+}
+
+// deliveryJSONSize fits the encoded block of a typical call, so that
+// encoding it allocates once.
+const deliveryJSONSize = 512
+
+// json is the block as a JSON object. The block must not change after the
+// first call. Holders of the result only read it.
+func (d *delivery) json() []byte {
+	if d.encoded == nil {
+		d.encoded = d.appendJSON(make([]byte, 0, deliveryJSONSize))
+	}
+	return d.encoded[:len(d.encoded):len(d.encoded)]
 }
 
 // appendJSON appends the block as a JSON object.

@@ -48,7 +48,7 @@ func (c *call) successRecord(cand routing.Candidate, usage translate.Usage, dl *
 	if dl.cost != nil && *dl.cost > 0 {
 		rec.ChargeUSD = *dl.cost
 	}
-	rec.Delivery = dl.appendJSON(nil)
+	rec.Delivery = dl.json()
 	return rec
 }
 

@@ -95,7 +95,7 @@ func (s *streamState) finish(cand routing.Candidate) {
 	usage := s.cs.Usage()
 	result := s.cs.Result()
 	dl := s.c.newDelivery(cand, usage, result)
-	s.out = s.cs.Close(s.out, dl.appendJSON(nil))
+	s.out = s.cs.Close(s.out, dl.json())
 	// Recorded before the last bytes leave: a client that has the whole
 	// stream can always read its call back.
 	s.c.record(s.c.successRecord(cand, usage, dl, streamPayload(s.c, usage, result), cand.Path.UpstreamModel))

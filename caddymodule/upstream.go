@@ -27,6 +27,12 @@ type upstream struct {
 	proxy    *reverseproxy.Handler
 	basePath string
 	host     string
+	// headers are the provider's own request headers (content type,
+	// credentials, configured extras) in canonical form, built once.
+	headers http.Header
+	// nameValue is the provider's name boxed once for the
+	// {http.llm.provider} placeholder, which every served call sets.
+	nameValue any
 }
 
 // newUpstream builds and provisions the reverse proxy of one provider. It
@@ -62,7 +68,26 @@ func newUpstream(ctx caddy.Context, p *routing.Provider, pc ProviderConfig) (*up
 	if err := h.Provision(ctx); err != nil {
 		return nil, fmt.Errorf("provider %q: provisioning reverse proxy: %w", p.Name, err)
 	}
-	return &upstream{provider: p, proxy: h, basePath: p.BaseURL.Path, host: p.BaseURL.Host}, nil
+	return &upstream{provider: p, proxy: h, basePath: p.BaseURL.Path, host: p.BaseURL.Host, headers: providerHeaders(p), nameValue: p.Name}, nil
+}
+
+// providerHeaders are the headers every request to p carries. Configured
+// headers come last, so they may replace the defaults.
+func providerHeaders(p *routing.Provider) http.Header {
+	h := make(http.Header, 3+len(p.Headers))
+	h.Set("Content-Type", "application/json")
+	if p.Dialect == routing.DialectAnthropic {
+		h.Set("Anthropic-Version", "2023-06-01")
+		if p.APIKey != "" {
+			h.Set("X-Api-Key", p.APIKey)
+		}
+	} else if p.APIKey != "" {
+		h.Set("Authorization", "Bearer "+p.APIKey)
+	}
+	for k, v := range p.Headers {
+		h.Set(k, v)
+	}
+	return h
 }
 
 func hostPort(scheme, host string) string {
@@ -95,17 +120,11 @@ func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, 
 			req.Header[k] = v
 		}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if u.provider.Dialect == routing.DialectAnthropic {
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-		if u.provider.APIKey != "" {
-			req.Header.Set("X-Api-Key", u.provider.APIKey)
-		}
-	} else if u.provider.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+u.provider.APIKey)
-	}
-	for k, v := range u.provider.Headers {
-		req.Header.Set(k, v)
+	// The provider's headers are the same on every attempt: their value
+	// slices are built once and shared, as the proxy clones the header map
+	// before it changes anything.
+	for k, v := range u.headers {
+		req.Header[k] = v
 	}
 	req.Method = http.MethodPost
 	req.Body = io.NopCloser(bytes.NewReader(body))

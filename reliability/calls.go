@@ -262,18 +262,23 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 		}
 	}()
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		calls := tx.Bucket(bucketCalls)
-		byOrg := tx.Bucket(bucketCallsByOrg)
-		byOp := tx.Bucket(bucketCallsByOrgOp)
-		// Calls arrive in roughly ascending key order, so pages can be
-		// packed instead of split half empty.
-		calls.FillPercent, byOrg.FillPercent, byOp.FillPercent = appendFillPercent, appendFillPercent, appendFillPercent
+		w := callWriter{
+			calls:  tx.Bucket(bucketCalls),
+			byOrg:  tx.Bucket(bucketCallsByOrg),
+			byOp:   tx.Bucket(bucketCallsByOrgOp),
+			ledger: newLedgerTx(tx),
+		}
+		// Calls and ledger entries arrive in roughly ascending key order,
+		// so pages can be packed instead of split half empty.
+		for _, b := range [...]*bolt.Bucket{w.calls, w.byOrg, w.byOp, w.ledger.entries, w.ledger.byOrg, w.ledger.charges} {
+			b.FillPercent = appendFillPercent
+		}
 		for _, p := range batch {
-			if err := putCallTx(tx, calls, byOrg, byOp, p); err != nil {
+			if err := w.put(p); err != nil {
 				return err
 			}
 		}
-		return nil
+		return w.ledger.flush()
 	})
 	return err
 }
@@ -285,27 +290,53 @@ var encodeBufs sync.Pool
 // maxPooledEncode keeps unusually large buffers out of the pool.
 const maxPooledEncode = 256 << 10
 
+// callWriter writes calls inside one transaction.
+type callWriter struct {
+	calls, byOrg, byOp *bolt.Bucket
+	// ledger charges the calls; it writes each org's balance once, when
+	// the batch is done.
+	ledger *ledgerTx
+	// key is scratch space for index keys, which bbolt copies on Put.
+	key []byte
+}
+
 // putCallTx writes one encoded call with its indexes (and its charge)
 // inside tx, replacing an earlier record of the same id.
 func putCallTx(tx *bolt.Tx, calls, byOrg, byOp *bolt.Bucket, p *pendingCall) error {
-	if old := calls.Get([]byte(p.id)); old != nil {
-		if err := unindexCall(byOrg, byOp, p.id, old); err != nil {
+	w := callWriter{calls: calls, byOrg: byOrg, byOp: byOp, ledger: newLedgerTx(tx)}
+	if err := w.put(p); err != nil {
+		return err
+	}
+	return w.ledger.flush()
+}
+
+// put writes one encoded call with its indexes and its charge, replacing
+// an earlier record of the same id.
+func (w *callWriter) put(p *pendingCall) error {
+	// One copy of the id serves as the record's key and as the value of
+	// its index entries: bbolt keeps values until the commit, and never
+	// changes them.
+	id := []byte(p.id)
+	if old := w.calls.Get(id); old != nil {
+		if err := unindexCall(w.byOrg, w.byOp, p.id, old); err != nil {
 			return err
 		}
 	}
-	if err := calls.Put([]byte(p.id), p.data); err != nil {
+	if err := w.calls.Put(id, p.data); err != nil {
 		return fmt.Errorf("put call %s: %w", p.id, err)
 	}
-	if err := byOrg.Put(indexKey(indexPrefix(p.orgID), p.created, p.id), []byte(p.id)); err != nil {
+	w.key = appendIndexKey(appendIndexField(w.key[:0], p.orgID), p.created, p.id)
+	if err := w.byOrg.Put(w.key, id); err != nil {
 		return fmt.Errorf("index call %s by org: %w", p.id, err)
 	}
 	if p.operationID != "" {
-		if err := byOp.Put(indexKey(indexPrefix(p.orgID, p.operationID), p.created, p.id), []byte(p.id)); err != nil {
+		w.key = appendIndexKey(appendIndexField(appendIndexField(w.key[:0], p.orgID), p.operationID), p.created, p.id)
+		if err := w.byOp.Put(w.key, id); err != nil {
 			return fmt.Errorf("index call %s by operation: %w", p.id, err)
 		}
 	}
 	if p.charge > 0 {
-		if err := chargeTx(tx, p.orgID, p.id, p.charge, p.created); err != nil {
+		if err := w.ledger.charge(p.orgID, p.id, p.charge, p.created); err != nil {
 			return fmt.Errorf("charge call %s: %w", p.id, err)
 		}
 	}

@@ -61,6 +61,19 @@ func indexKey(prefix []byte, created time.Time, id string) []byte {
 	return append(bytes.Clone(prefix), sortPosition(created, id)...)
 }
 
+// appendIndexField appends one field of an index prefix, as indexPrefix
+// joins them, to b: writers that build many keys reuse one buffer.
+func appendIndexField(b []byte, field string) []byte {
+	return append(append(b, field...), 0)
+}
+
+// appendIndexKey appends the sort position of created and id to a prefix
+// in b, giving the same key as indexKey.
+func appendIndexKey(b []byte, created time.Time, id string) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(created.UnixNano())^(1<<63))
+	return append(b, id...)
+}
+
 // encodeCursor turns a sort position into an opaque page cursor.
 func encodeCursor(pos []byte) string {
 	return base64.RawURLEncoding.EncodeToString(pos)

@@ -85,6 +85,50 @@ func fromNanos(n int64) float64 {
 // in the caller's transaction, so an entry and the balance it changes are
 // never apart.
 func appendLedger(tx *bolt.Tx, orgID, kind string, nanos int64, callID *string, reason string, at time.Time) (LedgerEntry, error) {
+	l := newLedgerTx(tx)
+	e, err := l.append(orgID, kind, nanos, callID, reason, at)
+	if err != nil {
+		return LedgerEntry{}, err
+	}
+	if err := l.flush(); err != nil {
+		return LedgerEntry{}, err
+	}
+	return e, nil
+}
+
+// ledgerTx writes ledger entries inside one transaction. The balance of
+// each org is read and written once, by flush, with the sum of the entries
+// appended for it: a commit of many calls then updates each balance once
+// instead of once per call, and the balance still equals the sum of the
+// entries when the transaction commits.
+type ledgerTx struct {
+	entries, byOrg, balances, orgs, charges *bolt.Bucket
+	// deltas are the pending balance changes; a batch rarely spans more
+	// than a few orgs, so a slice is faster than a map.
+	deltas []orgDelta
+	// key is scratch space for index keys, which bbolt copies on Put.
+	key []byte
+}
+
+// orgDelta is the change to one org's balance not yet written.
+type orgDelta struct {
+	orgID string
+	nanos int64
+}
+
+func newLedgerTx(tx *bolt.Tx) *ledgerTx {
+	return &ledgerTx{
+		entries:  tx.Bucket(bucketLedger),
+		byOrg:    tx.Bucket(bucketLedgerByOrg),
+		balances: tx.Bucket(bucketBalances),
+		orgs:     tx.Bucket(bucketOrgs),
+		charges:  tx.Bucket(bucketCallCharges),
+	}
+}
+
+// append writes an entry and its index entry, and notes the balance change
+// for flush.
+func (l *ledgerTx) append(orgID, kind string, nanos int64, callID *string, reason string, at time.Time) (LedgerEntry, error) {
 	e := LedgerEntry{
 		ID:        NewID("led_"),
 		Object:    ObjectLedgerEntry,
@@ -97,19 +141,35 @@ func appendLedger(tx *bolt.Tx, orgID, kind string, nanos int64, callID *string, 
 	}
 	// Every served call writes one of these: encoded by hand, not by
 	// reflection.
-	if err := tx.Bucket(bucketLedger).Put([]byte(e.ID), appendLedgerEntry(make([]byte, 0, 192), &e)); err != nil {
+	if err := l.entries.Put([]byte(e.ID), appendLedgerEntry(make([]byte, 0, 192), &e)); err != nil {
 		return LedgerEntry{}, fmt.Errorf("put ledger entry: %w", err)
 	}
-	if err := tx.Bucket(bucketLedgerByOrg).Put(indexKey(indexPrefix(orgID), e.CreatedAt, e.ID), []byte(e.ID)); err != nil {
+	l.key = appendIndexKey(appendIndexField(l.key[:0], orgID), e.CreatedAt, e.ID)
+	if err := l.byOrg.Put(l.key, []byte(e.ID)); err != nil {
 		return LedgerEntry{}, fmt.Errorf("index ledger entry: %w", err)
 	}
-	balances := tx.Bucket(bucketBalances)
-	var buf [8]byte
-	binary.BigEndian.PutUint64(buf[:], uint64(readBalance(balances, orgID)+nanos))
-	if err := balances.Put([]byte(orgID), buf[:]); err != nil {
-		return LedgerEntry{}, fmt.Errorf("update balance: %w", err)
+	for i := range l.deltas {
+		if l.deltas[i].orgID == orgID {
+			l.deltas[i].nanos += nanos
+			return e, nil
+		}
 	}
+	l.deltas = append(l.deltas, orgDelta{orgID: orgID, nanos: nanos})
 	return e, nil
+}
+
+// flush writes the balances changed since the last flush.
+func (l *ledgerTx) flush() error {
+	for _, d := range l.deltas {
+		var buf [8]byte
+		binary.BigEndian.PutUint64(buf[:], uint64(readBalance(l.balances, d.orgID)+d.nanos))
+		if err := l.balances.Put([]byte(d.orgID), buf[:]); err != nil {
+			return fmt.Errorf("update balance: %w", err)
+		}
+	}
+	clear(l.deltas)
+	l.deltas = l.deltas[:0]
+	return nil
 }
 
 // readBalance is the org's balance in nano-USD; an org without entries
@@ -150,12 +210,23 @@ func (s *BoltStore) Charge(orgID, callID string, amount float64) error {
 // chargeTx charges nanos (nano-USD, > 0) for a call inside tx: the charge
 // entry, the balance and the per-call total a refund gives back.
 func chargeTx(tx *bolt.Tx, orgID, callID string, nanos int64, at time.Time) error {
-	if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
+	l := newLedgerTx(tx)
+	if err := l.charge(orgID, callID, nanos, at); err != nil {
+		return err
+	}
+	return l.flush()
+}
+
+// charge is chargeTx within l: the balance is written by l's flush.
+func (l *ledgerTx) charge(orgID, callID string, nanos int64, at time.Time) error {
+	// An org with a pending balance change was found already in this
+	// transaction, and orgs are never removed.
+	if !l.pending(orgID) && l.orgs.Get([]byte(orgID)) == nil {
 		return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
 	}
-	charges := tx.Bucket(bucketCallCharges)
+	key := []byte(callID)
 	var cc callCharge
-	switch err := getJSON(charges, []byte(callID), &cc); {
+	switch err := getJSON(l.charges, key, &cc); {
 	case errors.Is(err, ErrNotFound):
 		cc.OrgID = orgID
 	case err != nil:
@@ -164,13 +235,24 @@ func chargeTx(tx *bolt.Tx, orgID, callID string, nanos int64, at time.Time) erro
 		return fmt.Errorf("call %s was charged to another org: %w", callID, ErrForbidden)
 	}
 	cc.Nanos += nanos
-	ccb := append([]byte(`{"org_id":`), translate.AppendJSONString(nil, cc.OrgID)...)
+	ccb := append(make([]byte, 0, len(cc.OrgID)+40), `{"org_id":`...)
+	ccb = translate.AppendJSONString(ccb, cc.OrgID)
 	ccb = strconv.AppendInt(append(ccb, `,"nanos":`...), cc.Nanos, 10)
-	if err := charges.Put([]byte(callID), append(ccb, '}')); err != nil {
+	if err := l.charges.Put(key, append(ccb, '}')); err != nil {
 		return fmt.Errorf("put charge of call %s: %w", callID, err)
 	}
-	_, err := appendLedger(tx, orgID, LedgerCharge, -nanos, &callID, "", at)
+	_, err := l.append(orgID, LedgerCharge, -nanos, &callID, "", at)
 	return err
+}
+
+// pending reports whether orgID has a balance change not yet flushed.
+func (l *ledgerTx) pending(orgID string) bool {
+	for i := range l.deltas {
+		if l.deltas[i].orgID == orgID {
+			return true
+		}
+	}
+	return false
 }
 
 // Topup credits amount USD to the org, e.g. when auto top-up finds the

@@ -206,3 +206,81 @@ func TestRecordCallChargesInTheSameCommit(t *testing.T) {
 		t.Fatalf("balance after refund %v, want %v", final, before)
 	}
 }
+
+// TestCommittedBatchKeepsBalancesEqualToEntries: one commit of many charged
+// calls, across orgs and with a call recorded twice, writes every charge as
+// an entry and leaves each balance equal to the sum of its entries.
+func TestCommittedBatchKeepsBalancesEqualToEntries(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	a, _ := s.EnsureOrg("batch-a")
+	b, _ := s.EnsureOrg("batch-b")
+	var batch []*pendingCall
+	add := func(id, orgID string, usd float64) {
+		t.Helper()
+		p, err := prepareCall(&Call{ID: id, OrgID: orgID, Model: "m", RequestPayload: []byte(`{}`), ResponsePayload: []byte(`{}`), ChargeUSD: usd}, s.rec.report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, p)
+	}
+	for i := range 20 {
+		org := a.ID
+		if i%3 == 0 {
+			org = b.ID
+		}
+		add("chatcmpl-batch"+string(rune('a'+i)), org, 0.001*float64(i+1))
+	}
+	add("chatcmpl-batchb", a.ID, 0.5) // recorded again: charged again
+	if err := s.commitCalls(batch); err != nil {
+		t.Fatal(err)
+	}
+	for _, org := range []Org{a, b} {
+		sum, entries := sumOfEntries(t, s, org.ID)
+		var stored int64
+		_ = s.db.View(func(tx *bolt.Tx) error {
+			stored = readBalance(tx.Bucket(bucketBalances), org.ID)
+			return nil
+		})
+		if stored != sum {
+			t.Fatalf("org %s: stored balance %d != sum of entries %d", org.Name, stored, sum)
+		}
+		charges := 0
+		for _, e := range entries {
+			if e.Kind == LedgerCharge {
+				charges++
+			}
+		}
+		want := 7 // i = 0, 3, ..., 18
+		if org.ID == a.ID {
+			want = 14
+		}
+		if charges != want {
+			t.Fatalf("org %s: %d charge entries, want %d", org.Name, charges, want)
+		}
+	}
+	refunded, amount, err := s.RefundCall(a.ID, "chatcmpl-batchb", "test")
+	if err != nil || !refunded || math.Abs(amount-0.502) > 1e-9 {
+		t.Fatalf("refund of the call charged twice: %v %v %v", refunded, amount, err)
+	}
+}
+
+// TestCommitRejectsChargeOfUnknownOrg: a charge to an org that does not
+// exist fails the commit, whatever else the batch holds.
+func TestCommitRejectsChargeOfUnknownOrg(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	a, _ := s.EnsureOrg("known")
+	var batch []*pendingCall
+	for _, orgID := range []string{a.ID, "org_missing"} {
+		p, err := prepareCall(&Call{OrgID: orgID, Model: "m", RequestPayload: []byte(`{}`), ResponsePayload: []byte(`{}`), ChargeUSD: 0.1}, s.rec.report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, p)
+	}
+	if err := s.commitCalls(batch); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("commit charging an unknown org: %v, want ErrNotFound", err)
+	}
+	if bal, _ := s.Balance(a.ID); bal != StartingCreditUSD {
+		t.Fatalf("balance after a failed commit = %v, want %v", bal, StartingCreditUSD)
+	}
+}

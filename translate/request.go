@@ -39,6 +39,11 @@ func PrepareRequest(client, upstream Dialect, body []byte, upstreamModel string,
 // including metadata.operation_id (and metadata itself when nothing else is
 // left in it).
 func StripGatewayFields(body []byte) ([]byte, error) {
+	if !mayHoldGatewayFields(body) {
+		// Most bodies hold none: one pass over the top-level keys instead
+		// of a lookup per field.
+		return body, nil
+	}
 	out := body
 	var err error
 	for _, f := range gatewayFields {
@@ -60,4 +65,30 @@ func StripGatewayFields(body []byte) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// mayHoldGatewayFields reports whether a top-level key of body is a
+// gateway-only field or metadata, in one pass over the keys. A body that is
+// not an object reports true, leaving it to the field-by-field lookups.
+func mayHoldGatewayFields(body []byte) bool {
+	// No string read here outlives the call: the body need not be copied.
+	root := gjson.Parse(bodyString(body))
+	if !root.IsObject() {
+		return true
+	}
+	found := false
+	root.ForEach(func(k, _ gjson.Result) bool {
+		switch k.Str {
+		case "metadata":
+			found = true
+		default:
+			for _, f := range gatewayFields {
+				if k.Str == f {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
