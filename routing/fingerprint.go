@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -218,41 +220,82 @@ func isNull(v gjson.Result) bool { return v.Type == gjson.Null }
 // cacheFingerprint computes the fp_c_ key. The members are written in any
 // order and the object is then made canonical, which sorts them.
 func cacheFingerprint(f *fingerprintFields, prompt, tier string, tierStrict bool) string {
-	obj := make([]byte, 0, 256+len(f.tools.Raw)+len(f.responseFormat.Raw))
-	obj = append(obj, `{"prompt":`...)
-	obj = translate.AppendJSONString(obj, prompt)
-	obj = append(obj, `,"tier":`...)
-	obj = translate.AppendJSONString(obj, tier)
-	if tierStrict {
-		obj = append(obj, `,"tier_strict":true`...)
-	} else {
-		obj = append(obj, `,"tier_strict":false`...)
+	// The canonical object is written directly, members in key order and
+	// values canonical, instead of building it and re-parsing it.
+	var buf [32]cacheMember
+	ms := append(buf[:0],
+		cacheMember{key: "prompt", str: prompt, kind: memberString},
+		cacheMember{key: "tier", str: tier, kind: memberString},
+		cacheMember{key: "tier_strict", flag: tierStrict, kind: memberBool},
+	)
+	add := func(key string, v gjson.Result) {
+		if !isNull(v) {
+			ms = append(ms, cacheMember{key: key, val: v, kind: memberValue})
+		}
 	}
-	obj = appendRawMember(obj, "model", f.model)
-	obj = appendRawMember(obj, "temperature", f.temperature)
-	obj = appendRawMember(obj, "top_p", f.topP)
-	obj = appendRawMember(obj, "max_tokens", f.maxTokens)
+	add("model", f.model)
+	add("temperature", f.temperature)
+	add("top_p", f.topP)
+	add("max_tokens", f.maxTokens)
 	if f.stopString {
-		obj = append(obj, `,"stop":[`...)
-		obj = append(obj, f.stop.Raw...)
-		obj = append(obj, ']')
+		ms = append(ms, cacheMember{key: "stop", val: f.stop, kind: memberWrapped})
 	} else {
-		obj = appendRawMember(obj, "stop", f.stop)
+		add("stop", f.stop)
 	}
-	obj = appendRawMember(obj, "seed", f.seed)
-	obj = appendRawMember(obj, "response_format", f.responseFormat)
-	obj = appendRawMember(obj, "tools", f.tools)
+	add("seed", f.seed)
+	add("response_format", f.responseFormat)
+	add("tools", f.tools)
 	for i, name := range extraCacheFields {
-		obj = appendRawMember(obj, name, f.extra[i])
+		add(name, f.extra[i])
 	}
 	if f.dialect == translate.Embeddings {
-		obj = appendRawMember(obj, "dimensions", f.dimensions)
-		obj = appendRawMember(obj, "encoding_format", f.encodingFormat)
-		obj = appendRawMember(obj, "quantization", f.quantization)
+		add("dimensions", f.dimensions)
+		add("encoding_format", f.encodingFormat)
+		add("quantization", f.quantization)
+	}
+	slices.SortStableFunc(ms, func(a, b cacheMember) int { return strings.Compare(a.key, b.key) })
+	obj := make([]byte, 0, 256+len(f.tools.Raw)+len(f.responseFormat.Raw))
+	obj = append(obj, '{')
+	for i, m := range ms {
+		if i > 0 {
+			obj = append(obj, ',')
+		}
+		obj = translate.AppendJSONString(obj, m.key)
+		obj = append(obj, ':')
+		switch m.kind {
+		case memberString:
+			obj = translate.AppendCanonical(obj, gjson.Result{Type: gjson.String, Str: m.str})
+		case memberBool:
+			obj = strconv.AppendBool(obj, m.flag)
+		case memberWrapped:
+			obj = append(obj, '[')
+			obj = translate.AppendCanonical(obj, m.val)
+			obj = append(obj, ']')
+		default:
+			obj = translate.AppendCanonical(obj, m.val)
+		}
 	}
 	obj = append(obj, '}')
-	return digest(cachePrefix, translate.AppendCanonical(make([]byte, 0, len(obj)), gjson.ParseBytes(obj)))
+	return digest(cachePrefix, obj)
 }
+
+// cacheMember is one member of the cache fingerprint's canonical object.
+type cacheMember struct {
+	key  string
+	kind uint8
+	str  string
+	flag bool
+	val  gjson.Result
+}
+
+// Kinds of cacheMember: a literal string or boolean of the gateway's, a
+// value from the body, or a lone stop string read as a one-element array.
+const (
+	memberValue uint8 = iota
+	memberString
+	memberBool
+	memberWrapped
+)
 
 // extraCacheFields shape the output too, beyond the fields SPEC 2.4 lists:
 // two requests that differ in one of them are not equivalent, so they must
@@ -261,18 +304,6 @@ var extraCacheFields = [...]string{
 	"n", "tool_choice", "parallel_tool_calls", "presence_penalty", "frequency_penalty",
 	"logit_bias", "logprobs", "top_logprobs", "top_k", "reasoning_effort", "reasoning",
 	"thinking", "previous_response_id", "modalities", "audio", "prediction", "truncation",
-}
-
-// appendRawMember appends `,"key":` and v as the body wrote it, unless v is
-// absent or null.
-func appendRawMember(dst []byte, key string, v gjson.Result) []byte {
-	if isNull(v) {
-		return dst
-	}
-	dst = append(dst, ',', '"')
-	dst = append(dst, key...)
-	dst = append(dst, '"', ':')
-	return append(dst, v.Raw...)
 }
 
 // schemaFingerprint computes the fp_s_ fingerprint of the attached JSON

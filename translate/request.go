@@ -24,7 +24,14 @@ func PrepareRequest(client, upstream Dialect, body []byte, upstreamModel string,
 	if err != nil {
 		return nil, err
 	}
-	if out, err = sjson.SetBytes(out, "model", upstreamModel); err != nil {
+	if m := gjson.GetBytes(out, "model"); spliceable(m, out) {
+		// Validation rejects a repeated model member, so this one value is
+		// the model: write the upstream's in its place.
+		dst := make([]byte, 0, len(out)+len(upstreamModel))
+		dst = append(dst, out[:m.Index]...)
+		dst = AppendJSONString(dst, upstreamModel)
+		out = append(dst, out[m.Index+len(m.Raw):]...)
+	} else if out, err = sjson.SetBytes(out, "model", upstreamModel); err != nil {
 		return nil, fmt.Errorf("set upstream model: %w", err)
 	}
 	if stream && upstream == Chat {

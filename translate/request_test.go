@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"github.com/tidwall/gjson"
+
 	"bytes"
 	"testing"
 )
@@ -57,5 +59,20 @@ func BenchmarkStripGatewayFields(b *testing.B) {
 		if !bytes.Equal(out, body) {
 			b.Fatal("body changed")
 		}
+	}
+}
+
+func TestPrepareRequestReplacesOnlyTheTopLevelModel(t *testing.T) {
+	body := []byte(`{"messages":[{"role":"user","content":"model"}],"metadata":{"model":"keep"},"model":"demo/\"m\"","temperature":1}`)
+	out, err := PrepareRequest(Chat, Chat, body, "up-\u00e9", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gjson.ValidBytes(out) || gjson.GetBytes(out, "model").String() != "up-\u00e9" ||
+		gjson.GetBytes(out, "metadata.model").String() != "keep" || gjson.GetBytes(out, "messages.0.content").String() != "model" {
+		t.Fatalf("%s", out)
+	}
+	if string(body) != `{"messages":[{"role":"user","content":"model"}],"metadata":{"model":"keep"},"model":"demo/\"m\"","temperature":1}` {
+		t.Fatal("the client's body was changed")
 	}
 }
