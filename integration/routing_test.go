@@ -63,6 +63,20 @@ const routingLLM = `
 			path down demo-chat
 			path demo demo-chat
 		}
+		model demo/embed-multi {
+			embedding
+			open_weight
+			price 0.02 0
+			path demo demo-embed
+			path demo demo-embed {
+				quantization q8
+				price 0.01 0
+			}
+			path router-net:partner_7 demo-embed {
+				served_by router_network
+				quantization q4
+			}
+		}
 		router router-1 {
 			reference demo/ref-chat
 			pool demo/open-chat
@@ -248,6 +262,21 @@ func TestRoutingAndBilling(t *testing.T) {
 		if atts.Get("#").Int() != 2 || !strings.Contains(atts.Get("0.error").String(), "cooling down") || atts.Get("1.provider").String() != "demo" {
 			t.Fatalf("attempts after repeated failures: %s", atts.Raw)
 		}
+	})
+
+	t.Run("embeddings quantization selects the path", func(t *testing.T) {
+		for _, q := range []string{"full", "q8", "q4"} {
+			r := g.post("/embeddings", `{"model":"demo/embed-multi","input":"x","quantization":"`+q+`"}`, http.StatusOK)
+			if r.Get("delivery.quantization").String() != q {
+				t.Fatalf("quantization %s: %s", q, r.Get("delivery").Raw)
+			}
+		}
+		// The only q4 path is on the partner network: forbidding it leaves none.
+		status, body, _ := g.do(http.MethodPost, "/embeddings", demoKey, `{"model":"demo/embed-multi","input":"x","quantization":"q4","forbid_atlas_network":true}`)
+		if status != http.StatusBadRequest {
+			t.Fatalf("q4 without the partner network: %d %s", status, body)
+		}
+		assertSpecError(t, body, "invalid_request_error", "-")
 	})
 
 	t.Run("router-embed-1", func(t *testing.T) {
