@@ -242,7 +242,8 @@ func (a *App) runBatch(ctx context.Context, st *reliability.BoltStore, j reliabi
 // through a listener: the context carries what Caddy's server would set.
 func internalRequest(ctx context.Context, path string, body []byte) (*http.Request, error) {
 	ctx = context.WithValue(ctx, caddy.ReplacerCtxKey, caddy.NewReplacer())
-	// The proxy reads the client IP and trusted-proxy vars the server sets.
+	// Caddy's vars table (its API fixes the map type): the proxy reads the
+	// client IP and trusted-proxy vars the server would have set.
 	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: "127.0.0.1", caddyhttp.TrustedProxyVarKey: false})
 	ctx = context.WithValue(ctx, caddyhttp.ServerCtxKey, internalServer)
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytesReader(body))
