@@ -368,9 +368,14 @@ func (a *App) authenticate(key string) (*principal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("look up org of key: %w", err)
 	}
-	p := &principal{orgID: org.ID, orgName: org.Name, plan: org.Plan, keyID: rec.ID, allowed: a.orgModels[org.Name]}
+	p := a.principalFor(org, rec.ID)
 	a.rt.keyCache.Store(h, p)
 	return p, nil
+}
+
+// principalFor is who acts for a stored org through the key keyID.
+func (a *App) principalFor(org reliability.Org, keyID string) *principal {
+	return &principal{orgID: org.ID, orgName: org.Name, plan: org.Plan, keyID: keyID, allowed: a.orgModels[org.Name]}
 }
 
 // orgPlan is the plan a config org declares ("free" when it says none).

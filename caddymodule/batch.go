@@ -176,7 +176,7 @@ func (a *App) runBatch(ctx context.Context, st *reliability.BoltStore, j reliabi
 		_ = st.DoneBatch(j.CallID)
 		return
 	}
-	p := &principal{orgID: org.ID, orgName: org.Name, plan: org.Plan, keyID: j.KeyID, allowed: a.orgModels[org.Name]}
+	p := a.principalFor(org, j.KeyID)
 	r, err := internalRequest(ctx, g.Prefix+d.Path(), j.Body)
 	if err != nil {
 		st.ReleaseBatch(j.CallID)

@@ -44,7 +44,7 @@ func (m *modelCaller) call(ctx context.Context, orgID string, d translate.Dialec
 	if err != nil {
 		return 0, nil, fmt.Errorf("org %s: %w", orgID, err)
 	}
-	p := &principal{orgID: org.ID, orgName: org.Name, plan: org.Plan, keyID: "internal", allowed: m.app.orgModels[org.Name]}
+	p := m.app.principalFor(org, "internal")
 	r, err := internalRequest(ctx, g.Prefix+d.Path(), body)
 	if err != nil {
 		return 0, nil, err

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"bytes"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -41,23 +40,12 @@ func ReadChatResponse(body []byte) (Usage, Result) {
 // nil for none).
 func FinishChatResponse(body []byte, id, model string, delivery []byte) []byte {
 	fields := gjson.GetManyBytes(body, "id", "model", "delivery")
-	out := appendWithStrings(make([]byte, 0, len(body)+len(id)+len(model)+len(delivery)+24), body, fields[0], id, fields[1], model)
+	// Sized for the delivery member too, so adding it copies nothing.
+	out := appendWithIDModel(make([]byte, 0, len(body)+len(id)+len(model)+len(delivery)+24), body, fields[0], id, fields[1], model)
 	if delivery == nil {
 		return out
 	}
-	if end := bytes.LastIndexByte(out, '}'); end > 0 && !fields[2].Exists() {
-		// Add the member in place: the buffer was sized for it.
-		tail := len(out) - end
-		head := out[:end]
-		sep := ","
-		if emptyObject(head) {
-			sep = ""
-		}
-		rest := append([]byte(nil), out[end:end+tail]...)
-		out = append(append(append(append(head, sep...), `"delivery":`...), delivery...), rest...)
-		return out
-	}
-	return appendObjectMember(make([]byte, 0, len(out)+len(delivery)+16), out, "delivery", delivery)
+	return insertMember(out, "delivery", delivery, fields[2].Exists())
 }
 
 // setString sets a top-level string field, keeping the body unchanged when it

@@ -125,7 +125,7 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 	// A null usage (OpenAI sends one on every chunk once usage is asked
 	// for) is harmless; a real one the client did not ask for is removed.
 	if final || (!s.includeUsage && hasUsage) {
-		chunk := appendWithStrings(nil, data, id, s.id, model, s.model)
+		chunk := appendWithIDModel(nil, data, id, s.id, model, s.model)
 		if !s.includeUsage && hasUsage {
 			// Usage the client did not ask for is removed from content chunks too.
 			chunk, _ = sjson.DeleteBytes(chunk, "usage")
@@ -141,7 +141,7 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 	// The common case: the chunk goes out at once, rewritten straight into
 	// the output buffer.
 	dst = append(dst, "data: "...)
-	dst = appendWithStrings(dst, data, id, s.id, model, s.model)
+	dst = appendWithIDModel(dst, data, id, s.id, model, s.model)
 	return append(dst, '\n', '\n')
 }
 

@@ -2,17 +2,18 @@ package translate
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
-// appendWithStrings appends data with the string values at a and b (results
-// of a Get on data, with their byte offsets known) replaced by va and vb.
-// It is the one-pass form of two sjson.SetBytes calls, each of which would
-// re-parse and copy the whole body. A result that is absent or whose
-// offset is unknown falls back to sjson.
-func appendWithStrings(dst, data []byte, a gjson.Result, va string, b gjson.Result, vb string) []byte {
+// appendWithIDModel appends data, a chat completion or chunk, with its
+// top-level "id" and "model" strings (a and b: results of a Get on data,
+// their byte offsets known) replaced by va and vb. It is the one-pass form
+// of two sjson.SetBytes calls, each of which would re-parse and copy the
+// whole body; where an offset is unknown it falls back to them.
+func appendWithIDModel(dst, data []byte, a gjson.Result, va string, b gjson.Result, vb string) []byte {
 	if !spliceable(a, data) || !spliceable(b, data) || a.Index == b.Index {
 		out := setString(setString(data, "id", va), "model", vb)
 		return append(dst, out...)
@@ -33,26 +34,36 @@ func spliceable(r gjson.Result, data []byte) bool {
 		bytes.Equal(data[r.Index:r.Index+len(r.Raw)], []byte(r.Raw))
 }
 
-// appendObjectMember appends obj (a JSON object) with the member key: value added
-// at its end, or set with sjson when obj already has that key.
-func appendObjectMember(dst, obj []byte, key string, value []byte) []byte {
+// insertMember adds the member key: value at the end of obj, a JSON object
+// without that key, in place: obj's spare capacity takes it when it can.
+// When obj already has the key (has), it is set with sjson instead.
+func insertMember(obj []byte, key string, value []byte, has bool) []byte {
 	end := bytes.LastIndexByte(obj, '}')
-	if end < 0 || gjson.GetBytes(obj, key).Exists() {
+	if end < 0 || has {
 		out, err := sjson.SetRawBytes(obj, key, value)
 		if err != nil {
-			return append(dst, obj...)
+			return obj
 		}
-		return append(dst, out...)
+		return out
 	}
-	dst = append(dst, obj[:end]...)
+	sep := 0
 	if !emptyObject(obj[:end]) {
-		dst = append(dst, ',')
+		sep = 1
 	}
-	dst = append(dst, '"')
-	dst = append(dst, key...)
-	dst = append(dst, `":`...)
-	dst = append(dst, value...)
-	return append(dst, obj[end:]...)
+	n := sep + len(key) + 3 + len(value) // [,]"key":value
+	old := len(obj)
+	obj = slices.Grow(obj, n)[:old+n]
+	copy(obj[end+n:], obj[end:old])
+	i := end
+	if sep == 1 {
+		obj[i] = ','
+		i++
+	}
+	obj[i] = '"'
+	i += 1 + copy(obj[i+1:], key)
+	obj[i], obj[i+1] = '"', ':'
+	copy(obj[i+2:], value)
+	return obj
 }
 
 // emptyObject reports whether an object's bytes up to its closing brace

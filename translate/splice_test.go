@@ -28,7 +28,7 @@ func TestFinishChatResponseSplices(t *testing.T) {
 }
 
 func TestAppendMemberToEmptyObject(t *testing.T) {
-	got := appendObjectMember(nil, []byte(`{ }`), "delivery", []byte(`{}`))
+	got := insertMember([]byte(`{ }`), "delivery", []byte(`{}`), false)
 	if !gjson.ValidBytes(got) || gjson.GetBytes(got, "delivery").Raw != "{}" {
 		t.Fatalf("%s", got)
 	}
