@@ -38,10 +38,10 @@ type App struct {
 	KeyPrefix string `json:"key_prefix,omitempty"`
 	// MaxBodyBytes bounds a request body. Default 32 MiB.
 	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
-	// CommitBatch is the most call records written in one commit. Default 256.
+	// CommitBatch is the most call records written in one commit. Default 1024.
 	CommitBatch int `json:"commit_batch,omitempty"`
 	// CommitDelay is the longest a call record waits before it is committed;
-	// a crash loses at most this window of records. Default 10ms.
+	// a crash loses at most this window of records. Default 50ms.
 	CommitDelay caddy.Duration `json:"commit_delay,omitempty"`
 	// Orgs declares organisations and their keys.
 	Orgs []OrgConfig `json:"orgs,omitempty"`

@@ -82,6 +82,7 @@ func init() {
 //			response_header_timeout <duration>
 //			lb_retries <n>
 //			insecure_skip_verify
+//			compression on|off
 //			max_concurrency <n>
 //		}
 //		model <provider>/<model> {
@@ -488,6 +489,10 @@ func parseProvider(d *caddyfile.Dispenser) (ProviderConfig, error) {
 			pc.LBRetries, err = intArg(d)
 		case "max_concurrency":
 			pc.MaxConcurrency, err = intArg(d)
+		case "compression":
+			var on bool
+			on, err = onOffArg(d)
+			pc.Compression = &on
 		case "insecure_skip_verify":
 			if d.NextArg() {
 				return pc, d.ArgErr()
@@ -603,6 +608,21 @@ func intArg(d *caddyfile.Dispenser) (int, error) {
 		return 0, d.Errf("%s wants a non-negative integer, got %q", d.Val(), s)
 	}
 	return n, nil
+}
+
+// onOffArg reads a single "on" or "off".
+func onOffArg(d *caddyfile.Dispenser) (bool, error) {
+	var s string
+	if !d.AllArgs(&s) {
+		return false, d.ArgErr()
+	}
+	switch s {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, d.Errf("%s wants on or off, got %q", d.Val(), s)
 }
 
 func durationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {

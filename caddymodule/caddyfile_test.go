@@ -30,6 +30,7 @@ func TestParseGlobal(t *testing.T) {
 			dial_timeout 2s
 			response_header_timeout 30s
 			lb_retries 2
+			compression on
 		}
 		model demo/a {
 			owned_by demo
@@ -59,7 +60,8 @@ func TestParseGlobal(t *testing.T) {
 		t.Fatalf("org: %+v", o)
 	}
 	p := app.Providers[0]
-	if p.Dialect != "openai" || p.APIKeyEnv != "DEMO_KEY" || p.Headers["X-Team"] != "blue" || p.LBRetries != 2 || len(p.Endpoints) != 1 {
+	if p.Dialect != "openai" || p.APIKeyEnv != "DEMO_KEY" || p.Headers["X-Team"] != "blue" || p.LBRetries != 2 || len(p.Endpoints) != 1 ||
+		p.Compression == nil || !*p.Compression {
 		t.Fatalf("provider: %+v", p)
 	}
 	m := app.Models[0]
@@ -76,6 +78,7 @@ func TestParseGlobalRejectsUnknown(t *testing.T) {
 	for _, src := range []string{
 		"llm {\n\tnonsense 1\n}",
 		"llm {\n\tprovider p {\n\t\tcolour red\n\t}\n}",
+		"llm {\n\tprovider p {\n\t\tcompression maybe\n\t}\n}",
 		"llm {\n\tmodel a/b {\n\t\tprice 1\n\t}\n}",
 		"llm {\n\tmodel a/b {\n\t\tprice -1 2\n\t}\n}",
 		"llm {\n\torg o {\n\t\twho me\n\t}\n}",

@@ -112,6 +112,11 @@ type ProviderConfig struct {
 	LBRetries int `json:"lb_retries,omitempty"`
 	// InsecureSkipVerify turns off TLS certificate checks (test upstreams only).
 	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
+	// Compression asks the upstream for gzip-compressed answers, which the
+	// gateway decodes before it reads them. Default: on, except when every
+	// endpoint of the provider is a loopback address (a model server on the
+	// same host), where compressing costs CPU on both ends and saves nothing.
+	Compression *bool `json:"compression,omitempty"`
 	// MaxConcurrency bounds the calls in flight to this provider; waiting
 	// calls are admitted realtime first, then standard, then batch. 0 is
 	// unlimited.

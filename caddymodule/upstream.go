@@ -48,6 +48,11 @@ func newUpstream(ctx caddy.Context, p *routing.Provider, pc ProviderConfig) (*up
 	if pc.ResponseHeaderTimeout > 0 {
 		tr.ResponseHeaderTimeout = pc.ResponseHeaderTimeout
 	}
+	compress := !loopbackOnly(p)
+	if pc.Compression != nil {
+		compress = *pc.Compression
+	}
+	tr.Compression = &compress
 	if p.BaseURL.Scheme == "https" {
 		tr.TLS = &reverseproxy.TLSConfig{InsecureSkipVerify: pc.InsecureSkipVerify, ServerName: p.BaseURL.Hostname()}
 	}
@@ -90,6 +95,17 @@ func providerHeaders(p *routing.Provider) http.Header {
 	return h
 }
 
+// loopbackOnly reports whether every endpoint of p is on this host.
+func loopbackOnly(p *routing.Provider) bool {
+	for _, ep := range p.Endpoints {
+		h := ep.Hostname()
+		if ip := net.ParseIP(h); !(h == "localhost" || ip != nil && ip.IsLoopback()) {
+			return false
+		}
+	}
+	return len(p.Endpoints) > 0
+}
+
 func hostPort(scheme, host string) string {
 	if _, _, err := net.SplitHostPort(host); err == nil {
 		return host
@@ -106,7 +122,8 @@ var forwardedHeaders = [...]string{"User-Agent", "Anthropic-Beta", "Openai-Beta"
 
 // send makes one upstream attempt. Each attempt gets a fresh request: its own
 // header map, a fresh body reader with a matching Content-Length, and no
-// Accept-Encoding, so that Go's transport negotiates gzip and decodes it.
+// Accept-Encoding: Go's transport asks for gzip itself (unless the
+// provider's compression is off) and decodes it, so the body can be read.
 func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, body []byte) (err error) {
 	// A shallow copy: the header map is built fresh below (the client's is
 	// never forwarded), and the proxy clones the request again itself.

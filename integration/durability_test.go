@@ -2,15 +2,17 @@ package integration
 
 import (
 	"bufio"
-	"compress/gzip"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/tidwall/gjson"
 
+	"github.com/modelgate/gateway/demoupstream"
 	"github.com/modelgate/gateway/reliability"
 )
 
@@ -37,35 +39,73 @@ func TestGracefulStopFlushes(t *testing.T) {
 	}
 }
 
-// TestUpstreamGzipDecoded: the upstream compresses whenever it may; the
-// gateway never forwards the client's Accept-Encoding, so Go's transport
-// negotiates and decodes, and the body can be rewritten.
-func TestUpstreamGzipDecoded(t *testing.T) {
-	g := startGateway(t)
-	req, _ := http.NewRequest(http.MethodPost, g.base+"/chat/completions", strings.NewReader(chatBody("demo/demo-chat", "zip it", "")))
-	req.Header.Set("Authorization", "Bearer "+demoKey)
-	// Set by hand, so Go's client does not decode for us: we see the wire.
-	req.Header.Set("Accept-Encoding", "gzip")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body io.Reader = resp.Body
-	if resp.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(resp.Body)
+// TestUpstreamCompression: the gateway never forwards the client's
+// Accept-Encoding. Go's transport asks for gzip itself where the provider's
+// compression is on, and decodes it, so the body can be rewritten; a
+// provider on a loopback address is not asked to compress by default.
+func TestUpstreamCompression(t *testing.T) {
+	demo := demoupstream.New(demoupstream.Config{Strict: true})
+	type seen struct{ asked, sent string }
+	var (
+		mu     sync.Mutex
+		byPath = map[string]seen{}
+	)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		demo.ServeHTTP(w, r)
+		mu.Lock()
+		byPath[r.URL.Path] = seen{asked: r.Header.Get("Accept-Encoding"), sent: w.Header().Get("Content-Encoding")}
+		mu.Unlock()
+	}))
+	defer up.Close()
+	g := startGatewayOpts(t, gatewayOpts{llm: `
+		provider zipped {
+			dialect openai
+			base_url ` + up.URL + `/zipped/v1
+			compression on
+		}
+		provider local {
+			dialect openai
+			base_url ` + up.URL + `/local/v1
+		}
+		model zipped/demo-chat {
+			price 0.5 1.5
+		}
+		model local/demo-chat {
+			price 0.5 1.5
+		}`})
+	for _, tc := range []struct {
+		provider, asked, sent string
+	}{
+		{"zipped", "gzip", "gzip"},
+		{"local", "", ""},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, g.base+"/chat/completions", strings.NewReader(chatBody(tc.provider+"/demo-chat", "zip it", "")))
+		req.Header.Set("Authorization", "Bearer "+demoKey)
+		// Set by hand, so Go's client does not decode for us: we see the
+		// wire. The upstream must not see it.
+		req.Header.Set("Accept-Encoding", "br, gzip")
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body = zr
-	}
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK || gjson.GetBytes(raw, "choices.0.message.content").String() != "Echo: zip it" ||
-		!gjson.GetBytes(raw, "delivery").Exists() {
-		t.Fatalf("%d %s", resp.StatusCode, raw)
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Header.Get("Content-Encoding") != "" {
+			t.Fatalf("%s: the gateway answered with Content-Encoding %q", tc.provider, resp.Header.Get("Content-Encoding"))
+		}
+		if resp.StatusCode != http.StatusOK || gjson.GetBytes(raw, "choices.0.message.content").String() != "Echo: zip it" ||
+			!gjson.GetBytes(raw, "delivery").Exists() {
+			t.Fatalf("%s: %d %s", tc.provider, resp.StatusCode, raw)
+		}
+		mu.Lock()
+		got := byPath["/"+tc.provider+"/v1/chat/completions"]
+		mu.Unlock()
+		if got.asked != tc.asked || got.sent != tc.sent {
+			t.Fatalf("%s: upstream was asked for %q and sent %q, want %q and %q", tc.provider, got.asked, got.sent, tc.asked, tc.sent)
+		}
 	}
 }
 

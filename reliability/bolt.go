@@ -127,6 +127,9 @@ const schemaVersion = 1
 // schemaKey is where bucketMeta keeps the schema version.
 var schemaKey = []byte("schema")
 
+// storePageSize is the page size of a new store file.
+const storePageSize = 16 << 10
+
 // appendFillPercent packs the pages of buckets whose keys mostly arrive in
 // ascending order; bbolt's default of one half suits random inserts.
 const appendFillPercent = 0.9
@@ -217,6 +220,13 @@ func OpenBolt(path string, opt BoltOptions) (*BoltStore, error) {
 		// cheaper (the call writer commits many times a second); bbolt
 		// rebuilds it by scanning the file when it opens.
 		NoFreelistSync: true,
+		// A call record with its payloads is a few KB: a 4 KB page holds
+		// one, and bbolt writes every dirty page with a syscall of its
+		// own, which costs more than the bytes it copies. 16 KB pages
+		// hold several records and cut the writes per commit about
+		// threefold. It only applies when the file is created; an
+		// existing store keeps the page size it was made with.
+		PageSize: storePageSize,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -128,3 +128,34 @@ func TestBoltOptionsDefaults(t *testing.T) {
 		t.Fatalf("withDefaults changed set fields: %+v", got)
 	}
 }
+
+// TestStorePageSize: a new store packs several call records per page; a
+// store made with another page size (an older file, bbolt's default) opens
+// with its own and keeps its calls readable.
+func TestStorePageSize(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	if got := s.db.Info().PageSize; got != storePageSize {
+		t.Fatalf("new store has %d-byte pages, want %d", got, storePageSize)
+	}
+
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{PageSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old := reopenTestStore(t, path, BoltOptions{})
+	if got := old.db.Info().PageSize; got != 4096 {
+		t.Fatalf("existing store reopened with %d-byte pages, want its own 4096", got)
+	}
+	org, err := old.EnsureOrg("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.RecordCall(testCall("chatcmpl-old", org.ID, nil, time.Now().UTC()))
+	if _, err := old.Call("chatcmpl-old"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -317,7 +317,8 @@ func (w *callWriter) put(p *pendingCall) error {
 	// its index entries: bbolt keeps values until the commit, and never
 	// changes them.
 	id := []byte(p.id)
-	if old := w.calls.Get(id); old != nil {
+	old := w.calls.Get(id)
+	if old != nil {
 		if err := unindexCall(w.byOrg, w.byOp, p.id, old); err != nil {
 			return err
 		}
@@ -336,7 +337,7 @@ func (w *callWriter) put(p *pendingCall) error {
 		}
 	}
 	if p.charge > 0 {
-		if err := w.ledger.charge(p.orgID, p.id, p.charge, p.created); err != nil {
+		if err := w.ledger.charge(p.orgID, p.id, p.charge, p.created, old == nil); err != nil {
 			return fmt.Errorf("charge call %s: %w", p.id, err)
 		}
 	}

@@ -413,14 +413,17 @@ func BenchmarkRecordCall(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(payload)))
 	b.ResetTimer()
+	cpu := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			c := testCall(NewID("chatcmpl-"), org.ID, ptr("op_bench"), time.Now().UTC())
 			c.RequestPayload = payload
+			c.ChargeUSD = 0.0012
 			s.RecordCall(c)
 		}
 	})
 	if err := s.Sync(); err != nil {
 		b.Fatal(err)
 	}
+	reportCPUPerOp(b, cpu)
 }

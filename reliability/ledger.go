@@ -211,28 +211,33 @@ func (s *BoltStore) Charge(orgID, callID string, amount float64) error {
 // entry, the balance and the per-call total a refund gives back.
 func chargeTx(tx *bolt.Tx, orgID, callID string, nanos int64, at time.Time) error {
 	l := newLedgerTx(tx)
-	if err := l.charge(orgID, callID, nanos, at); err != nil {
+	if err := l.charge(orgID, callID, nanos, at, false); err != nil {
 		return err
 	}
 	return l.flush()
 }
 
-// charge is chargeTx within l: the balance is written by l's flush.
-func (l *ledgerTx) charge(orgID, callID string, nanos int64, at time.Time) error {
+// charge is chargeTx within l: the balance is written by l's flush. First is
+// true when the call has never been recorded, so it cannot have been
+// charged before and there is no earlier total to look up.
+func (l *ledgerTx) charge(orgID, callID string, nanos int64, at time.Time, first bool) error {
 	// An org with a pending balance change was found already in this
 	// transaction, and orgs are never removed.
 	if !l.pending(orgID) && l.orgs.Get([]byte(orgID)) == nil {
 		return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
 	}
 	key := []byte(callID)
-	var cc callCharge
-	switch err := getJSON(l.charges, key, &cc); {
-	case errors.Is(err, ErrNotFound):
-		cc.OrgID = orgID
-	case err != nil:
-		return err
-	case cc.OrgID != orgID:
-		return fmt.Errorf("call %s was charged to another org: %w", callID, ErrForbidden)
+	cc := callCharge{OrgID: orgID}
+	if !first {
+		cc = callCharge{}
+		switch err := getJSON(l.charges, key, &cc); {
+		case errors.Is(err, ErrNotFound):
+			cc.OrgID = orgID
+		case err != nil:
+			return err
+		case cc.OrgID != orgID:
+			return fmt.Errorf("call %s was charged to another org: %w", callID, ErrForbidden)
+		}
 	}
 	cc.Nanos += nanos
 	ccb := append(make([]byte, 0, len(cc.OrgID)+40), `{"org_id":`...)

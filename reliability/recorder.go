@@ -10,10 +10,10 @@ import (
 // Defaults of the group commit.
 const (
 	// DefaultBatchSize is the most calls committed in one transaction.
-	DefaultBatchSize = 256
+	DefaultBatchSize = 1024
 	// DefaultBatchDelay is the longest a queued call waits for others to
 	// share its commit.
-	DefaultBatchDelay = 10 * time.Millisecond
+	DefaultBatchDelay = 50 * time.Millisecond
 	// DefaultQueueSize is how many calls may wait for the writer before
 	// RecordCall starts to block.
 	DefaultQueueSize = 4096
@@ -24,24 +24,38 @@ const (
 // device) to clear, short enough that the queue does not fill meanwhile.
 const commitRetryDelay = 50 * time.Millisecond
 
-// recorder writes calls with group commit: callers hand calls to a queue and
-// return at once, and a single writer goroutine commits them in batches of
-// up to size calls, each batch waiting at most delay for more calls to
-// arrive. One fsync then covers a whole batch instead of a single call,
-// which is what lets recording keep up with the call path. BoltStore's doc
-// states what a crash can lose.
+// recorder writes calls with group commit: callers append calls to a queue
+// and return at once, and a single writer goroutine commits them in batches
+// of up to size calls. The writer wakes when the first call of a batch
+// arrives and sleeps until that call has waited delay (or a batch is full,
+// or a reader waits) before it commits. One fsync then covers a whole batch
+// instead of a single call, and one wake-up serves a whole batch instead of
+// every call, which is what lets recording keep up with the call path.
+// BoltStore's doc states what a crash can lose.
 type recorder struct {
 	commit  func([]*pendingCall) error
 	onError func(error)
 	size    int
 	delay   time.Duration
+	limit   int // most calls queued before enqueue blocks
 
-	// mu makes closing the queue and sending on it exclusive: senders hold
-	// the read lock, so close can never close the channel under a send.
-	mu     sync.RWMutex
+	mu sync.Mutex
+	// space is signalled when the writer takes calls off the queue.
+	space sync.Cond
+	calls []*pendingCall
+	// queued counts every call ever queued; committed (owned by the
+	// writer) every call ever committed or given up. A barrier waits for
+	// committed to reach queued as it was when the barrier was set.
+	queued   uint64
+	barriers []barrier
+	// first is when the oldest queued call arrived.
+	first  time.Time
 	closed bool
-	queue  chan recorderMsg
-	done   chan struct{}
+	// wake tells the writer that there is work: a first call, a full
+	// batch, a barrier or close. One token is enough, so senders never
+	// block on it.
+	wake chan struct{}
+	done chan struct{}
 
 	// pending counts calls queued and not yet committed (or dropped), so
 	// that readers only pay for a barrier when there is something to wait
@@ -52,10 +66,10 @@ type recorder struct {
 	closeErr error
 }
 
-// recorderMsg is either a call to commit or a barrier to acknowledge.
-type recorderMsg struct {
-	call    *pendingCall
-	barrier chan error
+// barrier is a flush waiting for the calls queued before it.
+type barrier struct {
+	ack  chan error
+	upTo uint64
 }
 
 // newRecorder starts the writer goroutine; close stops it.
@@ -63,25 +77,49 @@ func newRecorder(commit func([]*pendingCall) error, onError func(error), size in
 	r := &recorder{
 		commit:  commit,
 		onError: onError,
-		size:    size,
+		size:    max(size, 1),
 		delay:   delay,
-		queue:   make(chan recorderMsg, queue),
+		limit:   max(queue, 1),
+		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
+	r.space.L = &r.mu
 	go r.run()
 	return r
+}
+
+// signal hands the writer a wake-up token unless one is waiting already.
+func (r *recorder) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
 // enqueue queues one call. It blocks only while the queue is full, which
 // slows callers down to the disk's pace instead of losing calls.
 func (r *recorder) enqueue(c *pendingCall) error {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
+	r.mu.Lock()
+	for len(r.calls) >= r.limit && !r.closed {
+		r.space.Wait()
+	}
 	if r.closed {
+		r.mu.Unlock()
 		return ErrClosed
 	}
 	r.pending.Add(1)
-	r.queue <- recorderMsg{call: c}
+	r.calls = append(r.calls, c)
+	r.queued++
+	n := len(r.calls)
+	if n == 1 {
+		r.first = time.Now()
+	}
+	r.mu.Unlock()
+	// The writer needs to hear of the first call, to start its clock, and
+	// of a full batch, to commit early; the calls between ride along.
+	if n == 1 || n == r.size {
+		r.signal()
+	}
 	return nil
 }
 
@@ -89,13 +127,14 @@ func (r *recorder) enqueue(c *pendingCall) error {
 // first commit failure since the previous flush.
 func (r *recorder) flush() error {
 	ack := make(chan error, 1)
-	r.mu.RLock()
+	r.mu.Lock()
 	if r.closed {
-		r.mu.RUnlock()
+		r.mu.Unlock()
 		return ErrClosed
 	}
-	r.queue <- recorderMsg{barrier: ack}
-	r.mu.RUnlock()
+	r.barriers = append(r.barriers, barrier{ack: ack, upTo: r.queued})
+	r.mu.Unlock()
+	r.signal()
 	return <-ack
 }
 
@@ -113,76 +152,95 @@ func (r *recorder) wait() {
 // writer. It returns the last commit failure no flush has reported.
 func (r *recorder) close() error {
 	r.mu.Lock()
-	if !r.closed {
-		r.closed = true
-		close(r.queue)
-	}
+	r.closed = true
+	r.space.Broadcast()
 	r.mu.Unlock()
+	r.signal()
 	<-r.done
 	return r.closeErr
 }
 
-// run is the writer: it owns the batch and is the only goroutine that
-// commits calls.
+// run is the writer: it is the only goroutine that commits calls.
 func (r *recorder) run() {
 	defer close(r.done)
 	var (
-		batch   []*pendingCall
-		acks    []chan error
-		failure error
-		open    = true
-		timer   = time.NewTimer(r.delay)
+		batch     []*pendingCall
+		committed uint64
+		failure   error
+		timer     = time.NewTimer(time.Hour)
 	)
 	timer.Stop()
-	for open {
-		msg, ok := <-r.queue
-		if !ok {
-			break
+	r.mu.Lock()
+	for {
+		for len(r.calls) == 0 && len(r.barriers) == 0 && !r.closed {
+			r.mu.Unlock()
+			<-r.wake
+			r.mu.Lock()
 		}
-		if msg.barrier != nil {
-			acks = append(acks, msg.barrier)
-		} else {
-			batch = append(batch, msg.call)
-			timer.Reset(r.delay)
-		collect:
-			for len(batch) < r.size {
-				select {
-				case msg, ok := <-r.queue:
-					switch {
-					case !ok:
-						open = false
-						break collect
-					case msg.barrier != nil:
-						// A waiting reader is worth more than a fuller
-						// batch: commit now.
-						acks = append(acks, msg.barrier)
-						break collect
-					}
-					batch = append(batch, msg.call)
-				case <-timer.C:
-					break collect
-				}
+		// Let the oldest call wait out its delay unless something asks
+		// for a commit now. A token that arrives meanwhile is a full
+		// batch, a barrier or close: look again.
+		for len(r.calls) > 0 && len(r.calls) < r.size && len(r.barriers) == 0 && !r.closed {
+			left := r.delay - time.Since(r.first)
+			if left <= 0 {
+				break
 			}
-			timer.Stop()
+			r.mu.Unlock()
+			timer.Reset(left)
+			select {
+			case <-timer.C:
+			case <-r.wake:
+				timer.Stop()
+			}
+			r.mu.Lock()
 		}
-		if len(batch) > 0 {
+		n := min(len(r.calls), r.size)
+		batch = append(batch[:0], r.calls[:n]...)
+		rest := copy(r.calls, r.calls[n:])
+		clear(r.calls[rest:])
+		r.calls = r.calls[:rest]
+		if rest > 0 {
+			// The calls left behind have waited through this commit:
+			// they go next, without a delay of their own.
+			r.first = time.Time{}
+		}
+		r.space.Broadcast()
+		r.mu.Unlock()
+
+		if n > 0 {
 			if err := r.write(batch); err != nil && failure == nil {
 				failure = err
 			}
-			r.pending.Add(-int64(len(batch)))
+			committed += uint64(n)
+			r.pending.Add(-int64(n))
 			clear(batch)
-			batch = batch[:0]
 		}
-		for _, ack := range acks {
-			ack <- failure
+
+		r.mu.Lock()
+		kept := r.barriers[:0]
+		acked := false
+		for _, b := range r.barriers {
+			if b.upTo <= committed {
+				b.ack <- failure
+				acked = true
+			} else {
+				kept = append(kept, b)
+			}
 		}
-		if len(acks) > 0 {
+		clear(r.barriers[len(kept):])
+		r.barriers = kept
+		if acked {
 			failure = nil
-			clear(acks)
-			acks = acks[:0]
+		}
+		if r.closed && len(r.calls) == 0 {
+			r.closeErr = failure
+			for _, b := range r.barriers {
+				b.ack <- ErrClosed
+			}
+			r.mu.Unlock()
+			return
 		}
 	}
-	r.closeErr = failure
 }
 
 // write commits one batch, trying a second time before giving it up.

@@ -5,7 +5,7 @@
 // gateway adds over going direct and over a plain proxy: latency at p50
 // and p99, throughput, and CPU time per request of the serving process.
 //
-//	go run ./bench/load [-n 6000] [-duration 6s] [-warmup 200] [-rounds 3] [-bin path] [-json]
+//	go run ./bench/load [-n 6000] [-duration 6s] [-warmup 200] [-rounds 3] [-bin path] [-json] [-profile dir]
 //
 // See bench/README.md for how to read the report.
 package main
@@ -51,6 +51,13 @@ type options struct {
 	warmup   int
 	rounds   int
 	json     bool
+	// profile, when set, is a directory that receives a CPU profile of the
+	// proxy and of the gateway per workload, taken after the measured
+	// rounds so that profiling never colours the figures.
+	profile        string
+	profileSeconds int
+	// only, when set, runs just the workloads whose name contains it.
+	only string
 }
 
 func main() {
@@ -61,8 +68,11 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 200, "unmeasured requests per target before each workload")
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds of direct, proxy and gateway per workload")
 	flag.BoolVar(&o.json, "json", false, "write a JSON report to stdout (the table goes to stderr)")
+	flag.StringVar(&o.profile, "profile", "", "after the measured rounds, write CPU profiles of the proxy and the gateway per workload into this directory")
+	flag.StringVar(&o.only, "only", "", "run only the workloads whose name contains this text, e.g. \"c=64\"")
+	flag.IntVar(&o.profileSeconds, "profile-seconds", 8, "length of each CPU profile under load")
 	flag.Parse()
-	if o.n < 1 || o.rounds < 1 || o.warmup < 0 || o.duration <= 0 || flag.NArg() > 0 {
+	if o.n < 1 || o.rounds < 1 || o.profileSeconds < 1 || o.warmup < 0 || o.duration <= 0 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -104,6 +114,9 @@ func logf(format string, args ...any) {
 // procSet is the three processes of a run.
 type procSet struct {
 	upstream, proxy, gateway *proc
+	// proxyAdmin and gatewayAdmin are the admin endpoints' base URLs in
+	// -profile runs, empty otherwise.
+	proxyAdmin, gatewayAdmin string
 }
 
 func (s *procSet) all() []*proc {
@@ -147,11 +160,20 @@ func run(ctx context.Context, o options) (*report, error) {
 		logf("built in %v", time.Since(t0).Round(time.Second))
 	}
 
-	ports, err := freePorts(3)
+	ports, err := freePorts(5)
 	if err != nil {
 		return nil, err
 	}
 	upPort, proxyPort, gwPort := ports[0], ports[1], ports[2]
+	proxyPrelude, gwPrelude := globalPrelude, globalPrelude
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return nil, err
+		}
+		procs.proxyAdmin = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
+		procs.gatewayAdmin = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
+		proxyPrelude, gwPrelude = profilePrelude(ports[3]), profilePrelude(ports[4])
+	}
 	client := newClient(cpuRatioConcurrency)
 	auth := http.Header{"Authorization": {"Bearer " + benchKey}}
 
@@ -162,10 +184,10 @@ func run(ctx context.Context, o options) (*report, error) {
 	if err = procs.upstream.waitReady(ctx, client, "/v1/models", nil, time.Minute); err != nil {
 		return nil, err
 	}
-	if procs.proxy, err = startProc(bin, dir, "proxy", proxyCaddyfile(proxyPort, upPort), proxyPort); err != nil {
+	if procs.proxy, err = startProc(bin, dir, "proxy", proxyCaddyfile(proxyPrelude, proxyPort, upPort), proxyPort); err != nil {
 		return nil, err
 	}
-	if procs.gateway, err = startProc(bin, dir, "gateway", gatewayCaddyfile(dir, gwPort, upPort), gwPort); err != nil {
+	if procs.gateway, err = startProc(bin, dir, "gateway", gatewayCaddyfile(gwPrelude, dir, gwPort, upPort), gwPort); err != nil {
 		return nil, err
 	}
 	if err = procs.proxy.waitReady(ctx, client, "/v1/models", nil, time.Minute); err != nil {
@@ -183,7 +205,11 @@ func run(ctx context.Context, o options) (*report, error) {
 		},
 	}
 	b := &bench{o: o, client: client, procs: &procs, clkTck: rep.Machine.ClockTicks}
-	for _, w := range workloads() {
+	ws := o.selected()
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("no workload matches -only %q", o.only)
+	}
+	for _, w := range ws {
 		wr, err := b.runWorkload(ctx, w)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", w.name, err)
@@ -191,6 +217,13 @@ func run(ctx context.Context, o options) (*report, error) {
 		rep.Workloads = append(rep.Workloads, wr)
 		for _, t := range wr.Targets {
 			rep.Errors += t.Errors
+		}
+	}
+	if o.profile != "" {
+		for _, w := range ws {
+			if err := b.profileWorkload(ctx, w); err != nil {
+				return nil, fmt.Errorf("profile %s: %w", w.name, err)
+			}
 		}
 	}
 	return rep, nil
@@ -204,6 +237,17 @@ type workload struct {
 	// cross sends a chat request to a model whose provider speaks the
 	// Anthropic dialect, so the gateway translates both ways.
 	cross bool
+}
+
+// selected is the workloads o asks for.
+func (o options) selected() []workload {
+	var ws []workload
+	for _, w := range workloads() {
+		if strings.Contains(w.name, o.only) {
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }
 
 func workloads() []workload {

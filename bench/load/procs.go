@@ -87,6 +87,12 @@ const globalPrelude = `	admin off
 	}
 `
 
+// profilePrelude is globalPrelude with the admin endpoint on a loopback
+// port, for -profile runs: Caddy serves /debug/pprof/ there.
+func profilePrelude(adminPort int) string {
+	return strings.Replace(globalPrelude, "admin off", fmt.Sprintf("admin 127.0.0.1:%d", adminPort), 1)
+}
+
 // upstreamCaddyfile serves the demo model server. The llm block exists only
 // because the demo handler lives in the llm app's module set; the store
 // keeps it from writing under the user's data dir.
@@ -105,19 +111,19 @@ http://127.0.0.1:%d {
 
 // proxyCaddyfile is the baseline: Caddy's stock reverse proxy in front of
 // the same upstream, with nothing else on the path.
-func proxyCaddyfile(port, upstreamPort int) string {
+func proxyCaddyfile(prelude string, port, upstreamPort int) string {
 	return fmt.Sprintf(`{
 %s}
 
 http://127.0.0.1:%d {
 	reverse_proxy 127.0.0.1:%d
 }
-`, globalPrelude, port, upstreamPort)
+`, prelude, port, upstreamPort)
 }
 
 // gatewayCaddyfile is the gateway with one org and the demo upstream as two
 // providers, one per dialect, so that a cross-dialect call is possible.
-func gatewayCaddyfile(dir string, port, upstreamPort int) string {
+func gatewayCaddyfile(prelude, dir string, port, upstreamPort int) string {
 	return fmt.Sprintf(`{
 %s	llm {
 		store %s
@@ -147,7 +153,7 @@ http://127.0.0.1:%d {
 		llm_reliability
 	}
 }
-`, globalPrelude, filepath.Join(dir, "gw.db"), benchKey, upstreamPort, upstreamPort, port)
+`, prelude, filepath.Join(dir, "gw.db"), benchKey, upstreamPort, upstreamPort, port)
 }
 
 // proc is one running caddy process.
