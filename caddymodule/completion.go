@@ -230,18 +230,34 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 // attaches delivery and answers.
 func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routing.Candidate, up *upstream, ud translate.Dialect, upstreamBody []byte) {
 	var (
-		out    = upstreamBody
-		usage  translate.Usage
-		result translate.Result
-		err    error
+		out     = upstreamBody
+		usage   translate.Usage
+		result  translate.Result
+		version string
+		err     error
+		// native is a chat answer for a chat client, the commonest call:
+		// read in one pass, whose offsets then serve the rewrite.
+		native = c.d == translate.Chat && ud == translate.Chat
+		rep    translate.ChatReply
 	)
-	if c.d == translate.Embeddings {
-		usage = translate.ReadEmbeddingsUsage(upstreamBody)
-	} else {
-		out, usage, result, err = translate.ConvertResponse(ud, c.d, upstreamBody)
-	}
-	if err == nil && !gjson.ValidBytes(out) {
+	switch {
+	case (native || c.d == translate.Embeddings) && !gjson.ValidBytes(upstreamBody):
 		err = errors.New("not JSON")
+	case native:
+		rep = translate.ReadChatReply(upstreamBody)
+		usage, result, version = rep.Usage, rep.Result, rep.Model()
+	case c.d == translate.Embeddings:
+		usage = translate.ReadEmbeddingsUsage(upstreamBody)
+		version = gjson.GetBytes(upstreamBody, "model").String()
+	default:
+		// A conversion validates what it reads and writes valid JSON;
+		// a body in the client's own dialect is passed on as it came,
+		// so it is checked here.
+		out, usage, result, err = translate.ConvertResponse(ud, c.d, upstreamBody)
+		if err == nil && ud == c.d && !gjson.ValidBytes(out) {
+			err = errors.New("not JSON")
+		}
+		version = gjson.GetBytes(upstreamBody, "model").String()
 	}
 	if err != nil {
 		e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_invalid_response",
@@ -250,12 +266,15 @@ func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routi
 		writeError(w, e, c.d == translate.Messages)
 		return
 	}
-	version := gjson.GetBytes(upstreamBody, "model").String()
 	dl := c.newDelivery(cand, usage, &result)
 	if c.cacheable(r) {
 		c.storeCached(cand, usage, dl, out, version)
 	}
-	out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.json())
+	if native {
+		out = translate.FinishChatReply(out, &rep, c.id, c.req.Model, dl.json())
+	} else {
+		out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.json())
+	}
 	setPlaceholders(r, up, c.req.Model, dl)
 	// Recorded before the answer leaves, so it can always be read back.
 	c.record(c.successRecord(cand, usage, dl, out, version))

@@ -9,20 +9,23 @@ import (
 )
 
 // baseRecord is what every record of the call holds. Only the client's body
-// is kept: credentials travel in headers, which are never recorded.
+// is kept: credentials travel in headers, which are never recorded. The
+// payloads are valid JSON: the body passed validation, and every response
+// payload and delivery block is checked or written by the gateway.
 func (c *call) baseRecord(cand routing.Candidate) *reliability.Call {
 	rec := &reliability.Call{
-		ID:             c.id,
-		Object:         "call",
-		OrgID:          c.p.orgID,
-		OperationID:    c.opID,
-		Model:          c.req.Model,
-		RequestPayload: c.body,
-		CreatedAt:      c.start.UTC(),
-		Endpoint:       endpointNames[c.d],
-		Tier:           c.route.Tier,
-		Stream:         c.req.Stream,
-		Attempts:       c.attempts,
+		ID:              c.id,
+		Object:          "call",
+		OrgID:           c.p.orgID,
+		OperationID:     c.opID,
+		Model:           c.req.Model,
+		RequestPayload:  c.body,
+		CreatedAt:       c.start.UTC(),
+		Endpoint:        endpointNames[c.d],
+		Tier:            c.route.Tier,
+		Stream:          c.req.Stream,
+		Attempts:        c.attempts,
+		PayloadsChecked: true,
 	}
 	if cand.Provider != nil {
 		rec.Provider = cand.Provider.Name

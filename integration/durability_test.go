@@ -158,3 +158,46 @@ func TestCutStreamsEndWithTheShapesErrorEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamInvalidJSON: a 200 whose body is not JSON is a 502
+// upstream_invalid_response in the client's shape, never a half-rewritten
+// body, and the call is recorded as failed; for every way the answer is
+// read (a native chat answer, one converted across dialects, one passed
+// on in its own shape).
+func TestUpstreamInvalidJSON(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"broken","model":"m","choices":[{"message":{"content":"cut`)
+	}))
+	defer up.Close()
+	g := startGatewayOpts(t, gatewayOpts{llm: `
+		provider brokenchat {
+			dialect openai
+			base_url ` + up.URL + `/v1
+		}
+		provider brokenclaude {
+			dialect anthropic
+			base_url ` + up.URL + `/v1
+		}
+		model brokenchat/m {
+			price 1 1
+		}
+		model brokenclaude/m {
+			price 1 1
+		}`})
+	for _, tc := range []struct{ path, body string }{
+		{"/chat/completions", chatBody("brokenchat/m", "hi", "")},
+		{"/chat/completions", chatBody("brokenclaude/m", "hi", "")},
+		{"/messages", `{"model":"brokenclaude/m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`},
+		{"/responses", `{"model":"brokenchat/m","input":"hi"}`},
+	} {
+		status, out, _ := g.do(http.MethodPost, tc.path, demoKey, tc.body)
+		if status != http.StatusBadGateway || !gjson.ValidBytes(out) || !strings.Contains(string(out), "upstream_invalid_response") {
+			t.Fatalf("%s %s: %d %s", tc.path, gjson.Get(tc.body, "model"), status, out)
+		}
+		rec := g.get("/calls?limit=1", http.StatusOK).Get("data.0")
+		if rec.Get("status").String() != "failed" || rec.Get("model").String() != gjson.Get(tc.body, "model").String() {
+			t.Fatalf("%s: record %.300s", tc.path, rec.Raw)
+		}
+	}
+}

@@ -102,6 +102,12 @@ type Call struct {
 	// same commit as the record; it is not stored on the record itself
 	// (CostUSD is). Recording a call again with ChargeUSD 0 charges nothing.
 	ChargeUSD float64 `json:"-"`
+	// PayloadsChecked tells that the caller has made sure RequestPayload,
+	// ResponsePayload and Delivery are valid JSON (the gateway validates
+	// every request and checks or writes every response it records); the
+	// writer then does not scan them again. Leave it false for payloads of
+	// any other origin: invalid ones are then stored as JSON strings.
+	PayloadsChecked bool `json:"-"`
 }
 
 // Attempt is one try of one upstream path for a call.

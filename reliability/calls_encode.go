@@ -14,10 +14,13 @@ import (
 // re-validation of the raw payloads: the call writer encodes every call,
 // so this is on the gateway's hottest background path. ok is false when a
 // raw payload is not valid JSON; the caller then falls back to quoting it.
+// Payloads the caller has checked (c.PayloadsChecked) are not scanned.
 func appendCall(b []byte, c *Call) (out []byte, ok bool) {
-	for _, raw := range [...][]byte{c.RequestPayload, c.ResponsePayload, c.Delivery} {
-		if len(raw) > 0 && !gjson.ValidBytes(raw) {
-			return b, false
+	if !c.PayloadsChecked {
+		for _, raw := range [...][]byte{c.RequestPayload, c.ResponsePayload, c.Delivery} {
+			if len(raw) > 0 && !gjson.ValidBytes(raw) {
+				return b, false
+			}
 		}
 	}
 	b = append(b, `{"id":`...)

@@ -10,29 +10,73 @@ import (
 // ReadChatResponse extracts the usage and the assistant result from a
 // chat.completion body.
 func ReadChatResponse(body []byte) (Usage, Result) {
-	var u Usage
-	var r Result
-	root := gjson.ParseBytes(body)
-	if usage := root.Get("usage"); usage.IsObject() {
-		u = Usage{
-			InputTokens:  int(usage.Get("prompt_tokens").Int()),
-			OutputTokens: int(usage.Get("completion_tokens").Int()),
-			Known:        usage.Get("prompt_tokens").Exists() || usage.Get("completion_tokens").Exists(),
+	rep := ReadChatReply(body)
+	return rep.Usage, rep.Result
+}
+
+// ChatReply is what one pass over a chat.completion body finds: the usage,
+// the first choice's result, and the top-level members FinishChatReply
+// rewrites, with their offsets in the body.
+type ChatReply struct {
+	Usage  Usage
+	Result Result
+	id, model, delivery gjson.Result
+}
+
+// Model is the body's own model member: the version the upstream served.
+func (r *ChatReply) Model() string { return r.model.String() }
+
+// ReadChatReply reads a chat.completion body, known to be valid JSON, in
+// one pass over its top-level members. Where a key repeats, the first
+// counts, as in a gjson lookup.
+func ReadChatReply(body []byte) ChatReply {
+	var rep ChatReply
+	var usage, choices gjson.Result
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		var dst *gjson.Result
+		switch k.Str {
+		case "id":
+			dst = &rep.id
+		case "model":
+			dst = &rep.model
+		case "delivery":
+			dst = &rep.delivery
+		case "usage":
+			dst = &usage
+		case "choices":
+			dst = &choices
 		}
+		if dst != nil && !dst.Exists() {
+			*dst = v
+		}
+		return true
+	})
+	if usage.IsObject() {
+		var in, out gjson.Result
+		usage.ForEach(func(k, v gjson.Result) bool {
+			switch {
+			case k.Str == "prompt_tokens" && !in.Exists():
+				in = v
+			case k.Str == "completion_tokens" && !out.Exists():
+				out = v
+			}
+			return true
+		})
+		rep.Usage = Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()), Known: in.Exists() || out.Exists()}
 	}
-	choice := root.Get("choices.0")
-	r.FinishReason = choice.Get("finish_reason").String()
+	choice := choices.Get("0")
+	rep.Result.FinishReason = choice.Get("finish_reason").String()
 	msg := choice.Get("message")
-	r.Text = msg.Get("content").String()
+	rep.Result.Text = msg.Get("content").String()
 	msg.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		r.ToolCalls = append(r.ToolCalls, ToolCall{
+		rep.Result.ToolCalls = append(rep.Result.ToolCalls, ToolCall{
 			ID:        tc.Get("id").String(),
 			Name:      tc.Get("function.name").String(),
 			Arguments: tc.Get("function.arguments").String(),
 		})
 		return true
 	})
-	return u, r
+	return rep
 }
 
 // FinishChatResponse gives a chat.completion body the gateway's completion id
@@ -40,12 +84,19 @@ func ReadChatResponse(body []byte) (Usage, Result) {
 // nil for none).
 func FinishChatResponse(body []byte, id, model string, delivery []byte) []byte {
 	fields := gjson.GetManyBytes(body, "id", "model", "delivery")
+	rep := ChatReply{id: fields[0], model: fields[1], delivery: fields[2]}
+	return FinishChatReply(body, &rep, id, model, delivery)
+}
+
+// FinishChatReply is FinishChatResponse for a body rep was read from, which
+// spares it a second search for the members it rewrites.
+func FinishChatReply(body []byte, rep *ChatReply, id, model string, delivery []byte) []byte {
 	// Sized for the delivery member too, so adding it copies nothing.
-	out := appendWithIDModel(make([]byte, 0, len(body)+len(id)+len(model)+len(delivery)+24), body, fields[0], id, fields[1], model)
+	out := appendWithIDModel(make([]byte, 0, len(body)+len(id)+len(model)+len(delivery)+24), body, rep.id, id, rep.model, model)
 	if delivery == nil {
 		return out
 	}
-	return insertMember(out, "delivery", delivery, fields[2].Exists())
+	return insertMember(out, "delivery", delivery, rep.delivery.Exists())
 }
 
 // setString sets a top-level string field, keeping the body unchanged when it

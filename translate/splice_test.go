@@ -56,3 +56,45 @@ func BenchmarkChatStreamChunk(b *testing.B) {
 		buf = s.Event(buf[:0], "", chunk)
 	}
 }
+
+// TestReadChatReplyAgreesWithLookups: the one-pass reader finds what a
+// gjson lookup per field finds (the first of repeated keys included), and
+// finishing from it gives the same bytes as finishing by lookup.
+func TestReadChatReplyAgreesWithLookups(t *testing.T) {
+	bodies := []string{
+		string(convFixture(t, "chat_response_text.json")),
+		string(convFixture(t, "chat_response_tool.json")),
+		`{"id":"a","model":"first","model":"second","usage":{"prompt_tokens":3,"prompt_tokens":9},"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]}`,
+		`{"usage":{"completion_tokens":2},"choices":[]}`,
+		`{"id":"a","usage":null,"choices":{"0":{"finish_reason":"length"}},"delivery":{"old":1}}`,
+		`{}`,
+	}
+	for _, body := range bodies {
+		rep := ReadChatReply([]byte(body))
+		root := gjson.Parse(body)
+		wantUsage := Usage{}
+		if u := root.Get("usage"); u.IsObject() {
+			wantUsage = Usage{
+				InputTokens:  int(u.Get("prompt_tokens").Int()),
+				OutputTokens: int(u.Get("completion_tokens").Int()),
+				Known:        u.Get("prompt_tokens").Exists() || u.Get("completion_tokens").Exists(),
+			}
+		}
+		if rep.Usage != wantUsage {
+			t.Errorf("%s: usage %+v, want %+v", body, rep.Usage, wantUsage)
+		}
+		choice := root.Get("choices.0")
+		if rep.Result.FinishReason != choice.Get("finish_reason").String() || rep.Result.Text != choice.Get("message.content").String() ||
+			len(rep.Result.ToolCalls) != len(choice.Get("message.tool_calls").Array()) {
+			t.Errorf("%s: result %+v", body, rep.Result)
+		}
+		if rep.Model() != root.Get("model").String() {
+			t.Errorf("%s: model %q", body, rep.Model())
+		}
+		got := FinishChatReply([]byte(body), &rep, "chatcmpl-gw", "demo/m", []byte(`{"t":1}`))
+		want := FinishChatResponse([]byte(body), "chatcmpl-gw", "demo/m", []byte(`{"t":1}`))
+		if string(got) != string(want) {
+			t.Errorf("%s: finished as\n%s\nwant\n%s", body, got, want)
+		}
+	}
+}
