@@ -18,8 +18,8 @@ func ReadChatResponse(body []byte) (Usage, Result) {
 // the first choice's result, and the top-level members FinishChatReply
 // rewrites, with their offsets in the body.
 type ChatReply struct {
-	Usage  Usage
-	Result Result
+	Usage               Usage
+	Result              Result
 	id, model, delivery gjson.Result
 }
 
