@@ -58,6 +58,9 @@ type options struct {
 	profileSeconds int
 	// only, when set, runs just the workloads whose name contains it.
 	only string
+	// gzip makes the gateway ask the upstream for gzip, as the plain
+	// proxy does; by default it does not for a loopback upstream.
+	gzip bool
 }
 
 func main() {
@@ -69,6 +72,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds of direct, proxy and gateway per workload")
 	flag.BoolVar(&o.json, "json", false, "write a JSON report to stdout (the table goes to stderr)")
 	flag.StringVar(&o.profile, "profile", "", "after the measured rounds, write CPU profiles of the proxy and the gateway per workload into this directory")
+	flag.BoolVar(&o.gzip, "gzip", false, "make the gateway ask the upstream for gzip, as the plain proxy does (its default for a loopback upstream is not to)")
 	flag.StringVar(&o.only, "only", "", "run only the workloads whose name contains this text, e.g. \"c=64\"")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 8, "length of each CPU profile under load")
 	flag.Parse()
@@ -187,7 +191,7 @@ func run(ctx context.Context, o options) (*report, error) {
 	if procs.proxy, err = startProc(bin, dir, "proxy", proxyCaddyfile(proxyPrelude, proxyPort, upPort), proxyPort); err != nil {
 		return nil, err
 	}
-	if procs.gateway, err = startProc(bin, dir, "gateway", gatewayCaddyfile(gwPrelude, dir, gwPort, upPort), gwPort); err != nil {
+	if procs.gateway, err = startProc(bin, dir, "gateway", gatewayCaddyfile(gwPrelude, dir, gwPort, upPort, o.gzip), gwPort); err != nil {
 		return nil, err
 	}
 	if err = procs.proxy.waitReady(ctx, client, "/v1/models", nil, time.Minute); err != nil {
@@ -201,7 +205,7 @@ func run(ctx context.Context, o options) (*report, error) {
 	rep := &report{
 		Machine: machineInfo(ctx, bin),
 		Settings: settings{
-			Requests: o.n, Duration: o.duration.String(), Warmup: o.warmup, Rounds: o.rounds,
+			Requests: o.n, Duration: o.duration.String(), Warmup: o.warmup, Rounds: o.rounds, GatewayGzip: o.gzip,
 		},
 	}
 	b := &bench{o: o, client: client, procs: &procs, clkTck: rep.Machine.ClockTicks}
@@ -500,6 +504,9 @@ type settings struct {
 	Duration string `json:"time_cap_per_target"`
 	Warmup   int    `json:"warmup_per_target"`
 	Rounds   int    `json:"rounds"`
+	// GatewayGzip tells whether the gateway asked its upstream for gzip
+	// (-gzip), as the plain proxy always does.
+	GatewayGzip bool `json:"gateway_gzip"`
 }
 
 type workloadReport struct {
@@ -600,8 +607,13 @@ func printTable(out io.Writer, rep *report) {
 	fmt.Fprintf(out, "machine: %d CPUs, %s, %s, %s, caddy %s, load avg at start %s\n",
 		m.NProc, m.CPUModel, m.Platform, m.GoVersion, m.CaddyVersion, m.LoadAvg)
 	s := rep.Settings
-	fmt.Fprintf(out, "per target and workload: up to %d requests or %s, in %d interleaved rounds, after %d warm-up requests\n\n",
+	fmt.Fprintf(out, "per target and workload: up to %d requests or %s, in %d interleaved rounds, after %d warm-up requests\n",
 		s.Requests, s.Duration, s.Rounds, s.Warmup)
+	gz := "no (its default for a loopback upstream; the plain proxy does)"
+	if s.GatewayGzip {
+		gz = "yes, as the plain proxy does (-gzip)"
+	}
+	fmt.Fprintf(out, "gateway asks the upstream for gzip: %s\n\n", gz)
 
 	// Names are padded to a fixed width by hand so that they read left
 	// aligned while tabwriter right-aligns the figures.

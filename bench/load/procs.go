@@ -123,7 +123,13 @@ http://127.0.0.1:%d {
 
 // gatewayCaddyfile is the gateway with one org and the demo upstream as two
 // providers, one per dialect, so that a cross-dialect call is possible.
-func gatewayCaddyfile(prelude, dir string, port, upstreamPort int) string {
+func gatewayCaddyfile(prelude, dir string, port, upstreamPort int, gzip bool) string {
+	// Without -gzip the gateway's own default applies: a loopback
+	// upstream is not asked to compress.
+	compression := ""
+	if gzip {
+		compression = "\n\t\t\tcompression on"
+	}
 	return fmt.Sprintf(`{
 %s	llm {
 		store %s
@@ -132,11 +138,11 @@ func gatewayCaddyfile(prelude, dir string, port, upstreamPort int) string {
 		}
 		provider demo {
 			dialect openai
-			base_url http://127.0.0.1:%d/v1
+			base_url http://127.0.0.1:%d/v1%s
 		}
 		provider demo-anthropic {
 			dialect anthropic
-			base_url http://127.0.0.1:%d/v1
+			base_url http://127.0.0.1:%d/v1%s
 		}
 		model demo/demo-chat {
 			price 0.5 1.5
@@ -153,7 +159,7 @@ http://127.0.0.1:%d {
 		llm_reliability
 	}
 }
-`, prelude, filepath.Join(dir, "gw.db"), benchKey, upstreamPort, upstreamPort, port)
+`, prelude, filepath.Join(dir, "gw.db"), benchKey, upstreamPort, compression, upstreamPort, compression, port)
 }
 
 // proc is one running caddy process.
