@@ -150,6 +150,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 		var ss *streamState
 		if c.req.Stream {
 			ss = newStreamState(c, w, cand, ud)
+			defer ss.release()
 		}
 		aw := newAttemptWriter(w, c.req.Stream, ss)
 		release, qerr := c.g.app.scheduler.Acquire(r.Context(), cand.Provider.Name, c.route.Tier)

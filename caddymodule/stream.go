@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/modelgate/gateway/reliability"
 	"github.com/modelgate/gateway/routing"
@@ -30,10 +31,35 @@ func newStreamState(c *call, w http.ResponseWriter, cand routing.Candidate, ud t
 		c: c, w: w, rc: http.NewResponseController(w), cand: cand,
 		tc:  translate.NewTranscoder(ud, c.d),
 		cs:  translate.NewClientStream(c.d, c.id, c.req.Model, c.req.IncludeUsage),
-		out: make([]byte, 0, 4096),
+		out: getStreamBuf(),
 	}
 	s.emit = func(event string, data []byte) { s.out = s.cs.Event(s.out, event, data) }
 	return s
+}
+
+// streamBufs recycles the output buffers of streams: a stream's events
+// pass through one on their way to the client, and a buffer that grew to
+// hold a burst of events is worth keeping for the next stream.
+var streamBufs sync.Pool
+
+// maxPooledStreamBuf keeps the buffers of unusual bursts out of the pool.
+const maxPooledStreamBuf = 256 << 10
+
+func getStreamBuf() []byte {
+	if b, ok := streamBufs.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 16<<10)
+}
+
+// release hands the output buffer back once the stream is over; nothing
+// holds on to it, as the client's writer copies what it is given.
+func (s *streamState) release() {
+	if s.out != nil && cap(s.out) <= maxPooledStreamBuf {
+		b := s.out[:0]
+		streamBufs.Put(&b)
+	}
+	s.out = nil
 }
 
 // write implements streamSink.

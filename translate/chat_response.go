@@ -28,11 +28,12 @@ func (r *ChatReply) Model() string { return r.model.String() }
 
 // ReadChatReply reads a chat.completion body, known to be valid JSON, in
 // one pass over its top-level members. Where a key repeats, the first
-// counts, as in a gjson lookup.
+// counts, as in a gjson lookup. The body is read in place: the reply's
+// strings share its bytes, so it must not change while they are in use.
 func ReadChatReply(body []byte) ChatReply {
 	var rep ChatReply
 	var usage, choices gjson.Result
-	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(bodyString(body)).ForEach(func(k, v gjson.Result) bool {
 		var dst *gjson.Result
 		switch k.Str {
 		case "id":

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -49,10 +50,12 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 		s.done = true
 		return dst
 	}
-	// One pass over the chunk's members: every lookup below reuses it.
+	// One pass over the chunk's members: every lookup below reuses it. The
+	// chunk is read in place, not copied: data is the reader's buffer, so
+	// the few strings kept past this call are cloned.
 	var id, model, created, usage, choices gjson.Result
 	hasError := false
-	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(bodyString(data)).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "id":
 			id = v
@@ -111,7 +114,7 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 				})
 			case "finish_reason":
 				if v.Type == gjson.String {
-					s.result.FinishReason = v.Str
+					s.result.FinishReason = strings.Clone(v.Str)
 					final = true
 				}
 			}
@@ -161,10 +164,10 @@ func (s *ChatStream) addToolDelta(tc gjson.Result) {
 	}
 	c := &s.calls[idx]
 	if id := tc.Get("id").Str; id != "" {
-		c.id = id
+		c.id = strings.Clone(id)
 	}
 	if name := tc.Get("function.name").Str; name != "" {
-		c.name = name
+		c.name = strings.Clone(name)
 	}
 	c.args = append(c.args, tc.Get("function.arguments").Str...)
 }

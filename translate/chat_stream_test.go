@@ -44,3 +44,19 @@ func TestChatStreamHoldsFinalChunkForDelivery(t *testing.T) {
 		t.Fatalf("usage %+v result %+v", u, s.Result())
 	}
 }
+
+// TestChatStreamKeepsNothingOfTheReadersBuffer: chunks are read in place,
+// so what the stream keeps (finish reason, tool call id and name) must
+// survive the reader reusing its buffer for the next bytes.
+func TestChatStreamKeepsNothingOfTheReadersBuffer(t *testing.T) {
+	s := NewChatStream("chatcmpl-gw", "demo/m", false)
+	buf := []byte(`{"id":"u","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`)
+	s.Event(nil, "", buf)
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	r := s.Result()
+	if r.FinishReason != "tool_calls" || len(r.ToolCalls) != 1 || r.ToolCalls[0].ID != "call_1" || r.ToolCalls[0].Name != "get_weather" {
+		t.Fatalf("result after the buffer was reused: %+v", r)
+	}
+}
