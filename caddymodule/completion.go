@@ -240,6 +240,10 @@ func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routi
 		// read in one pass, whose offsets then serve the rewrite.
 		native = c.d == translate.Chat && ud == translate.Chat
 		rep    translate.ChatReply
+		// cross is an answer in another dialect than the client's: read
+		// into the neutral form and written once the delivery is known.
+		cross = ud != c.d && c.d != translate.Embeddings
+		conv  *translate.Reply
 	)
 	switch {
 	case (native || c.d == translate.Embeddings) && !gjson.ValidBytes(upstreamBody):
@@ -250,36 +254,61 @@ func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routi
 	case c.d == translate.Embeddings:
 		usage = translate.ReadEmbeddingsUsage(upstreamBody)
 		version = gjson.GetBytes(upstreamBody, "model").String()
+	case cross:
+		if conv, err = translate.ReadReply(ud, upstreamBody); err == nil {
+			usage, result, version = conv.Usage(), conv.Result(), conv.Model()
+		}
 	default:
-		// A conversion validates what it reads and writes valid JSON;
-		// a body in the client's own dialect is passed on as it came,
+		// A body in the client's own dialect is passed on as it came,
 		// so it is checked here.
 		out, usage, result, err = translate.ConvertResponse(ud, c.d, upstreamBody)
-		if err == nil && ud == c.d && !gjson.ValidBytes(out) {
+		if err == nil && !gjson.ValidBytes(out) {
 			err = errors.New("not JSON")
 		}
 		version = gjson.GetBytes(upstreamBody, "model").String()
 	}
 	if err != nil {
-		e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_invalid_response",
-			message: "the upstream answered with a body the gateway cannot read"}
-		c.record(c.failedRecord(cand, e.message+": "+err.Error()))
-		writeError(w, e, c.d == translate.Messages)
+		c.failUnreadable(w, cand, "the upstream answered with a body the gateway cannot read", err)
 		return
 	}
 	dl := c.newDelivery(cand, usage, &result)
-	if c.cacheable(r) {
-		c.storeCached(cand, usage, dl, out, version)
-	}
-	if native {
+	switch {
+	case native:
+		if c.cacheable(r) {
+			c.storeCached(cand, usage, dl, out, version)
+		}
 		out = translate.FinishChatReply(out, &rep, c.id, c.req.Model, dl.json())
-	} else {
+	case cross:
+		if c.cacheable(r) {
+			// The cache keeps the answer in the client's shape; a hit
+			// gives it its own id and delivery.
+			if body, werr := conv.Write(c.d, c.id, c.req.Model, nil); werr == nil {
+				c.storeCached(cand, usage, dl, body, version)
+			}
+		}
+		out, err = conv.Write(c.d, c.id, c.req.Model, dl.json())
+	default:
+		if c.cacheable(r) {
+			c.storeCached(cand, usage, dl, out, version)
+		}
 		out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.json())
+	}
+	if err != nil {
+		c.failUnreadable(w, cand, "the upstream's answer cannot be given in this endpoint's shape", err)
+		return
 	}
 	setPlaceholders(r, up, c.req.Model, dl)
 	// Recorded before the answer leaves, so it can always be read back.
 	c.record(c.successRecord(cand, usage, dl, out, version))
 	writeJSON(w, http.StatusOK, out)
+}
+
+// failUnreadable answers 502 upstream_invalid_response for an upstream
+// answer the gateway cannot pass on, and records the call as failed.
+func (c *call) failUnreadable(w http.ResponseWriter, cand routing.Candidate, message string, err error) {
+	e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_invalid_response", message: message}
+	c.record(c.failedRecord(cand, message+": "+err.Error()))
+	writeError(w, e, c.d == translate.Messages)
 }
 
 // routeError maps a route-selection failure to its API error.

@@ -161,3 +161,55 @@ func NewClientStream(client Dialect, id, model string, includeUsage bool) Client
 	}
 	return nil
 }
+
+// Reply is an upstream's non-stream answer read into the gateway's neutral
+// form, to be written in another dialect once the delivery block, which
+// depends on what was read, is known.
+type Reply struct {
+	r reply
+}
+
+// ReadReply reads a non-stream response body of the upstream's dialect. An
+// error means the body is not an answer the gateway can read.
+func ReadReply(upstream Dialect, body []byte) (*Reply, error) {
+	r, err := readReply(upstream, body)
+	if err != nil {
+		return nil, err
+	}
+	return &Reply{r: r}, nil
+}
+
+// Usage is the token usage the upstream reported.
+func (r *Reply) Usage() Usage { return r.r.usage.usage() }
+
+// Result is the assistant's output.
+func (r *Reply) Result() Result { return r.r.result() }
+
+// Model is the upstream's model: the version that served the call.
+func (r *Reply) Model() string { return r.r.model }
+
+// Write returns the answer in the client's dialect (chat, messages or
+// responses) with the gateway's id and client-facing model, and delivery
+// (raw JSON, or nil for none) as its last member: what ConvertResponse and
+// FinishResponse make in two passes, in one. id must carry the client
+// dialect's prefix (chatcmpl-, msg_, resp_), as the gateway's ids do: the
+// writers keep an id's unique part under their own prefix.
+func (r *Reply) Write(client Dialect, id, model string, delivery []byte) ([]byte, error) {
+	w := r.r
+	w.id, w.model = id, model
+	dst := make([]byte, 0, 512+len(delivery)+w.size())
+	switch client {
+	case Chat:
+		dst = appendChatReply(dst, &w)
+	case Messages:
+		dst = appendMessagesReply(dst, &w)
+	case Responses:
+		dst = appendResponsesReply(dst, &w)
+	default:
+		return nil, fmt.Errorf("no conversion to %s responses", client)
+	}
+	if delivery != nil {
+		dst = insertMember(dst, "delivery", delivery, false)
+	}
+	return dst, nil
+}

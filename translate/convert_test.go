@@ -3,11 +3,13 @@ package translate
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 var completionDialects = []Dialect{Chat, Messages, Responses}
@@ -230,5 +232,65 @@ func TestNewTranscoderAndClientStream(t *testing.T) {
 	}
 	if NewClientStream(Embeddings, "i", "m", true) != nil {
 		t.Error("embeddings client stream")
+	}
+}
+
+// TestReplyWriteEqualsConvertThenFinish: writing a read reply with the
+// gateway's id, model and delivery gives the very bytes of converting the
+// body and then finishing it, for every pair of different dialects.
+func TestReplyWriteEqualsConvertThenFinish(t *testing.T) {
+	fixtures := map[Dialect][]string{
+		Chat:      {"chat_response_text.json", "chat_response_tool.json"},
+		Messages:  {"messages_response_text.json", "messages_response_tools.json"},
+		Responses: {"responses_response_text.json", "responses_response_tool.json"},
+	}
+	ids := map[Dialect]string{Chat: "chatcmpl-01gw", Messages: "msg_01gw", Responses: "resp_01gw"}
+	delivery := []byte(`{"tier":"standard","cost_usd":0.1}`)
+	for upstream, names := range fixtures {
+		for _, name := range names {
+			for client := range ids {
+				if client == upstream {
+					continue
+				}
+				body := convFixture(t, name)
+				conv, u, res, err := ConvertResponse(upstream, client, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := FinishResponse(client, conv, ids[client], "router-1", delivery)
+				rep, err := ReadReply(upstream, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Usage() != u || !reflect.DeepEqual(rep.Result(), res) {
+					t.Fatalf("%s -> %s: usage %+v result %+v, want %+v %+v", name, client, rep.Usage(), rep.Result(), u, res)
+				}
+				got, err := rep.Write(client, ids[client], "router-1", delivery)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if client == Responses {
+					// Output items take their ids from the response id:
+					// the gateway's here, the upstream's when converted
+					// before the id is set. Both are unique to the call.
+					for i := range gjson.GetBytes(got, "output").Array() {
+						if !strings.Contains(gjson.GetBytes(got, fmt.Sprintf("output.%d.id", i)).String(), "_01gw_") {
+							t.Fatalf("%s -> %s: item id not from the gateway's: %s", name, client, got)
+						}
+						got, _ = sjson.DeleteBytes(got, fmt.Sprintf("output.%d.id", i))
+						want, _ = sjson.DeleteBytes(want, fmt.Sprintf("output.%d.id", i))
+					}
+				}
+				if string(got) != string(want) {
+					t.Fatalf("%s -> %s:\n got %s\nwant %s", name, client, got, want)
+				}
+				if gjson.GetBytes(got, "id").String() != ids[client] {
+					t.Fatalf("%s -> %s: id %s", name, client, gjson.GetBytes(got, "id"))
+				}
+			}
+		}
+	}
+	if _, err := ReadReply(Messages, []byte(`{"type":"message",`)); err == nil {
+		t.Fatal("ReadReply accepted a cut body")
 	}
 }

@@ -105,3 +105,13 @@ func createdOr(t int64) int64 {
 	}
 	return time.Now().Unix()
 }
+
+// size is about how many bytes the reply's text and tool calls take, to
+// size a buffer for writing it.
+func (r *reply) size() int {
+	n := 0
+	for i := range r.items {
+		n += len(r.items[i].text) + len(r.items[i].args) + len(r.items[i].name) + len(r.items[i].id) + 64
+	}
+	return n
+}
