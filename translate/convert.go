@@ -65,18 +65,24 @@ func ConvertResponse(upstream, client Dialect, body []byte) ([]byte, Usage, Resu
 	if err != nil {
 		return nil, Usage{}, Result{}, err
 	}
-	dst := make([]byte, 0, len(body)+256)
-	switch client {
-	case Chat:
-		dst = appendChatReply(dst, &rep)
-	case Messages:
-		dst = appendMessagesReply(dst, &rep)
-	case Responses:
-		dst = appendResponsesReply(dst, &rep)
-	default:
-		return nil, Usage{}, Result{}, fmt.Errorf("no conversion to %s responses", client)
+	dst, err := appendReply(make([]byte, 0, len(body)+256), client, &rep)
+	if err != nil {
+		return nil, Usage{}, Result{}, err
 	}
 	return dst, rep.usage.usage(), rep.result(), nil
+}
+
+// appendReply appends r in the client's dialect.
+func appendReply(dst []byte, client Dialect, r *reply) ([]byte, error) {
+	switch client {
+	case Chat:
+		return appendChatReply(dst, r), nil
+	case Messages:
+		return appendMessagesReply(dst, r), nil
+	case Responses:
+		return appendResponsesReply(dst, r), nil
+	}
+	return nil, fmt.Errorf("no conversion to %s responses", client)
 }
 
 // readReply reads a non-stream response body of the given dialect.
@@ -197,16 +203,9 @@ func (r *Reply) Model() string { return r.r.model }
 func (r *Reply) Write(client Dialect, id, model string, delivery []byte) ([]byte, error) {
 	w := r.r
 	w.id, w.model = id, model
-	dst := make([]byte, 0, 512+len(delivery)+w.size())
-	switch client {
-	case Chat:
-		dst = appendChatReply(dst, &w)
-	case Messages:
-		dst = appendMessagesReply(dst, &w)
-	case Responses:
-		dst = appendResponsesReply(dst, &w)
-	default:
-		return nil, fmt.Errorf("no conversion to %s responses", client)
+	dst, err := appendReply(make([]byte, 0, 512+len(delivery)+w.size()), client, &w)
+	if err != nil {
+		return nil, err
 	}
 	if delivery != nil {
 		dst = insertMember(dst, "delivery", delivery, false)
