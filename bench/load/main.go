@@ -14,7 +14,6 @@ import (
 	"bufio"
 	"context"
 	"debug/buildinfo"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,13 +21,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/modelgate/gateway/bench/internal/cmdutil"
 )
 
 // cpuRatioTarget is the budget for the gateway's CPU per request relative
@@ -81,29 +80,7 @@ func main() {
 		os.Exit(2)
 	}
 
-	// The signal context stays registered until cleanup is over, so that a
-	// second Ctrl-C cannot kill the command before its children are stopped.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	rep, err := run(ctx, o)
-	stop()
-	if err != nil {
-		if ctx.Err() != nil {
-			err = errors.New("interrupted")
-		}
-		fmt.Fprintln(os.Stderr, "bench/load:", err)
-		os.Exit(1)
-	}
-	if o.json {
-		printTable(os.Stderr, rep)
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintln(os.Stderr, "bench/load:", err)
-			os.Exit(1)
-		}
-	} else {
-		printTable(os.Stdout, rep)
-	}
+	rep := cmdutil.Run("bench/load", o.json, func(ctx context.Context) (*report, error) { return run(ctx, o) }, printTable)
 	if rep.Errors > 0 {
 		fmt.Fprintf(os.Stderr, "bench/load: %d failed requests; the figures above are not trustworthy\n", rep.Errors)
 		os.Exit(1)
@@ -164,7 +141,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		logf("built in %v", time.Since(t0).Round(time.Second))
 	}
 
-	ports, err := freePorts(5)
+	ports, err := cmdutil.FreePorts(5)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,28 +50,6 @@ func buildBinary(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/caddy: %w\n%s", err, out.Bytes())
 	}
 	return bin, nil
-}
-
-// freePorts reserves n distinct loopback ports by listening on port 0 and
-// releasing them together. Holding all listeners until the end keeps the
-// kernel from handing the same port out twice.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // globalPrelude is the global options block every process shares: no admin

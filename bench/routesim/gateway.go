@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
+	"github.com/modelgate/gateway/bench/internal/cmdutil"
 	_ "github.com/modelgate/gateway/caddymodule"
 )
 
@@ -40,7 +40,7 @@ func startGateway(ctx context.Context, dir string, models []simModel) (*gateway,
 	// them into dir keeps the run from touching the user's own Caddy.
 	os.Setenv("XDG_DATA_HOME", dir)
 	os.Setenv("XDG_CONFIG_HOME", dir)
-	ports, err := freePorts(2)
+	ports, err := cmdutil.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -96,26 +96,4 @@ func waitStatus(ctx context.Context, url string, want int) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// freePorts reserves n distinct loopback ports by listening on port 0 and
-// releasing them together; holding all listeners until the end keeps the
-// kernel from handing the same port out twice.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

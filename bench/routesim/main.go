@@ -13,16 +13,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/modelgate/gateway/bench/internal/cmdutil"
 )
 
 type options struct {
@@ -46,27 +44,7 @@ func main() {
 		os.Exit(2)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	rep, err := run(ctx, o)
-	stop()
-	if err != nil {
-		if ctx.Err() != nil {
-			err = errors.New("interrupted")
-		}
-		fmt.Fprintln(os.Stderr, "bench/routesim:", err)
-		os.Exit(1)
-	}
-	if o.json {
-		printReport(os.Stderr, rep)
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintln(os.Stderr, "bench/routesim:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	printReport(os.Stdout, rep)
+	cmdutil.Run("bench/routesim", o.json, func(ctx context.Context) (*report, error) { return run(ctx, o) }, printReport)
 }
 
 // logf reports progress on stderr, leaving stdout to the report.
