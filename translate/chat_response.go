@@ -34,32 +34,28 @@ func ReadChatReply(body []byte) ChatReply {
 	var rep ChatReply
 	var usage, choices gjson.Result
 	gjson.Parse(bodyString(body)).ForEach(func(k, v gjson.Result) bool {
-		var dst *gjson.Result
 		switch k.Str {
 		case "id":
-			dst = &rep.id
+			setOnce(&rep.id, v)
 		case "model":
-			dst = &rep.model
+			setOnce(&rep.model, v)
 		case "delivery":
-			dst = &rep.delivery
+			setOnce(&rep.delivery, v)
 		case "usage":
-			dst = &usage
+			setOnce(&usage, v)
 		case "choices":
-			dst = &choices
-		}
-		if dst != nil && !dst.Exists() {
-			*dst = v
+			setOnce(&choices, v)
 		}
 		return true
 	})
 	if usage.IsObject() {
 		var in, out gjson.Result
 		usage.ForEach(func(k, v gjson.Result) bool {
-			switch {
-			case k.Str == "prompt_tokens" && !in.Exists():
-				in = v
-			case k.Str == "completion_tokens" && !out.Exists():
-				out = v
+			switch k.Str {
+			case "prompt_tokens":
+				setOnce(&in, v)
+			case "completion_tokens":
+				setOnce(&out, v)
 			}
 			return true
 		})
