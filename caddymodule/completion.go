@@ -230,69 +230,21 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 // finishBuffered converts a whole upstream body to the client's shape,
 // attaches delivery and answers.
 func (c *call) finishBuffered(w http.ResponseWriter, r *http.Request, cand routing.Candidate, up *upstream, ud translate.Dialect, upstreamBody []byte) {
-	var (
-		out     = upstreamBody
-		usage   translate.Usage
-		result  translate.Result
-		version string
-		err     error
-		// native is a chat answer for a chat client, the commonest call:
-		// read in one pass, whose offsets then serve the rewrite.
-		native = c.d == translate.Chat && ud == translate.Chat
-		rep    translate.ChatReply
-		// cross is an answer in another dialect than the client's: read
-		// into the neutral form and written once the delivery is known.
-		cross = ud != c.d && c.d != translate.Embeddings
-		conv  *translate.Reply
-	)
-	switch {
-	case (native || c.d == translate.Embeddings) && !gjson.ValidBytes(upstreamBody):
-		err = errors.New("not JSON")
-	case native:
-		rep = translate.ReadChatReply(upstreamBody)
-		usage, result, version = rep.Usage, rep.Result, rep.Model()
-	case c.d == translate.Embeddings:
-		usage = translate.ReadEmbeddingsUsage(upstreamBody)
-		version = gjson.GetBytes(upstreamBody, "model").String()
-	case cross:
-		if conv, err = translate.ReadReply(ud, upstreamBody); err == nil {
-			usage, result, version = conv.Usage(), conv.Result(), conv.Model()
-		}
-	default:
-		// A body in the client's own dialect is passed on as it came,
-		// so it is checked here.
-		out, usage, result, err = translate.ConvertResponse(ud, c.d, upstreamBody)
-		if err == nil && !gjson.ValidBytes(out) {
-			err = errors.New("not JSON")
-		}
-		version = gjson.GetBytes(upstreamBody, "model").String()
-	}
+	ans, err := translate.ReadAnswer(ud, c.d, upstreamBody)
 	if err != nil {
 		c.failUnreadable(w, cand, "the upstream answered with a body the gateway cannot read", err)
 		return
 	}
-	dl := c.newDelivery(cand, usage, &result)
-	switch {
-	case native:
-		if c.cacheable(r) {
-			c.storeCached(cand, usage, dl, out, version)
+	usage, version := ans.Usage(), ans.Model()
+	dl := c.newDelivery(cand, usage, ans.Result())
+	if c.cacheable(r) {
+		// The cache keeps the answer in the client's shape; a hit gives
+		// it its own id and delivery.
+		if body, err := ans.Finish(c.id, c.req.Model, nil); err == nil {
+			c.storeCached(cand, usage, dl, body, version)
 		}
-		out = translate.FinishChatReply(out, &rep, c.id, c.req.Model, dl.json())
-	case cross:
-		if c.cacheable(r) {
-			// The cache keeps the answer in the client's shape; a hit
-			// gives it its own id and delivery.
-			if body, werr := conv.Write(c.d, c.id, c.req.Model, nil); werr == nil {
-				c.storeCached(cand, usage, dl, body, version)
-			}
-		}
-		out, err = conv.Write(c.d, c.id, c.req.Model, dl.json())
-	default:
-		if c.cacheable(r) {
-			c.storeCached(cand, usage, dl, out, version)
-		}
-		out = translate.FinishResponse(c.d, out, c.id, c.req.Model, dl.json())
 	}
+	out, err := ans.Finish(c.id, c.req.Model, dl.json())
 	if err != nil {
 		c.failUnreadable(w, cand, "the upstream's answer cannot be given in this endpoint's shape", err)
 		return

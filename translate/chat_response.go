@@ -10,28 +10,25 @@ import (
 // ReadChatResponse extracts the usage and the assistant result from a
 // chat.completion body.
 func ReadChatResponse(body []byte) (Usage, Result) {
-	rep := ReadChatReply(body)
-	return rep.Usage, rep.Result
+	a := readChatAnswer(body)
+	return a.usage, a.result
 }
 
-// ChatReply is what one pass over a chat.completion body finds: the usage,
-// the first choice's result, and the top-level members FinishChatReply
+// chatAnswer is what one pass over a chat.completion body finds: the usage,
+// the first choice's result, and the top-level members finishChatAnswer
 // rewrites, with their offsets in the body.
-type ChatReply struct {
-	Usage               Usage
-	Result              Result
+type chatAnswer struct {
+	usage               Usage
+	result              Result
 	id, model, delivery gjson.Result
 }
 
-// Model is the body's own model member: the version the upstream served.
-func (r *ChatReply) Model() string { return r.model.String() }
-
-// ReadChatReply reads a chat.completion body, known to be valid JSON, in
+// readChatAnswer reads a chat.completion body, known to be valid JSON, in
 // one pass over its top-level members. Where a key repeats, the first
 // counts, as in a gjson lookup. The body is read in place: the reply's
 // strings share its bytes, so it must not change while they are in use.
-func ReadChatReply(body []byte) ChatReply {
-	var rep ChatReply
+func readChatAnswer(body []byte) chatAnswer {
+	var rep chatAnswer
 	var usage, choices gjson.Result
 	gjson.Parse(bodyString(body)).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
@@ -59,14 +56,14 @@ func ReadChatReply(body []byte) ChatReply {
 			}
 			return true
 		})
-		rep.Usage = Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()), Known: in.Exists() || out.Exists()}
+		rep.usage = Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()), Known: in.Exists() || out.Exists()}
 	}
 	choice := choices.Get("0")
-	rep.Result.FinishReason = choice.Get("finish_reason").String()
+	rep.result.FinishReason = choice.Get("finish_reason").String()
 	msg := choice.Get("message")
-	rep.Result.Text = msg.Get("content").String()
+	rep.result.Text = msg.Get("content").String()
 	msg.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
-		rep.Result.ToolCalls = append(rep.Result.ToolCalls, ToolCall{
+		rep.result.ToolCalls = append(rep.result.ToolCalls, ToolCall{
 			ID:        tc.Get("id").String(),
 			Name:      tc.Get("function.name").String(),
 			Arguments: tc.Get("function.arguments").String(),
@@ -81,13 +78,13 @@ func ReadChatReply(body []byte) ChatReply {
 // nil for none).
 func FinishChatResponse(body []byte, id, model string, delivery []byte) []byte {
 	fields := gjson.GetManyBytes(body, "id", "model", "delivery")
-	rep := ChatReply{id: fields[0], model: fields[1], delivery: fields[2]}
-	return FinishChatReply(body, &rep, id, model, delivery)
+	rep := chatAnswer{id: fields[0], model: fields[1], delivery: fields[2]}
+	return finishChatAnswer(body, &rep, id, model, delivery)
 }
 
-// FinishChatReply is FinishChatResponse for a body rep was read from, which
-// spares it a second search for the members it rewrites.
-func FinishChatReply(body []byte, rep *ChatReply, id, model string, delivery []byte) []byte {
+// finishChatAnswer is FinishChatResponse for a body rep was read from,
+// which spares it a second search for the members it rewrites.
+func finishChatAnswer(body []byte, rep *chatAnswer, id, model string, delivery []byte) []byte {
 	// Sized for the delivery member too, so adding it copies nothing.
 	out := appendWithIDModel(make([]byte, 0, len(body)+len(id)+len(model)+len(delivery)+24), body, rep.id, id, rep.model, model)
 	if delivery == nil {

@@ -235,10 +235,10 @@ func TestNewTranscoderAndClientStream(t *testing.T) {
 	}
 }
 
-// TestReplyWriteEqualsConvertThenFinish: writing a read reply with the
-// gateway's id, model and delivery gives the very bytes of converting the
-// body and then finishing it, for every pair of different dialects.
-func TestReplyWriteEqualsConvertThenFinish(t *testing.T) {
+// TestAnswerFinishEqualsConvertThenFinish: finishing a read answer with
+// the gateway's id, model and delivery gives the very bytes of converting
+// the body and then finishing it, for every pair of dialects.
+func TestAnswerFinishEqualsConvertThenFinish(t *testing.T) {
 	fixtures := map[Dialect][]string{
 		Chat:      {"chat_response_text.json", "chat_response_tool.json"},
 		Messages:  {"messages_response_text.json", "messages_response_tools.json"},
@@ -249,27 +249,24 @@ func TestReplyWriteEqualsConvertThenFinish(t *testing.T) {
 	for upstream, names := range fixtures {
 		for _, name := range names {
 			for client := range ids {
-				if client == upstream {
-					continue
-				}
 				body := convFixture(t, name)
 				conv, u, res, err := ConvertResponse(upstream, client, body)
 				if err != nil {
 					t.Fatal(err)
 				}
 				want := FinishResponse(client, conv, ids[client], "router-1", delivery)
-				rep, err := ReadReply(upstream, body)
+				ans, err := ReadAnswer(upstream, client, body)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if rep.Usage() != u || !reflect.DeepEqual(rep.Result(), res) {
-					t.Fatalf("%s -> %s: usage %+v result %+v, want %+v %+v", name, client, rep.Usage(), rep.Result(), u, res)
+				if ans.Usage() != u || !reflect.DeepEqual(*ans.Result(), res) || ans.Model() != gjson.GetBytes(body, "model").String() {
+					t.Fatalf("%s -> %s: usage %+v result %+v model %q, want %+v %+v", name, client, ans.Usage(), ans.Result(), ans.Model(), u, res)
 				}
-				got, err := rep.Write(client, ids[client], "router-1", delivery)
+				got, err := ans.Finish(ids[client], "router-1", delivery)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if client == Responses {
+				if client == Responses && upstream != Responses {
 					// Output items take their ids from the response id:
 					// the gateway's here, the upstream's when converted
 					// before the id is set. Both are unique to the call.
@@ -290,7 +287,9 @@ func TestReplyWriteEqualsConvertThenFinish(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ReadReply(Messages, []byte(`{"type":"message",`)); err == nil {
-		t.Fatal("ReadReply accepted a cut body")
+	for _, pair := range [][2]Dialect{{Chat, Chat}, {Messages, Chat}, {Messages, Messages}, {Chat, Embeddings}} {
+		if _, err := ReadAnswer(pair[0], pair[1], []byte(`{"type":"message",`)); err == nil {
+			t.Fatalf("ReadAnswer %s -> %s accepted a cut body", pair[0], pair[1])
+		}
 	}
 }

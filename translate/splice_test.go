@@ -57,10 +57,10 @@ func BenchmarkChatStreamChunk(b *testing.B) {
 	}
 }
 
-// TestReadChatReplyAgreesWithLookups: the one-pass reader finds what a
+// TestReadChatAnswerAgreesWithLookups: the one-pass reader finds what a
 // gjson lookup per field finds (the first of repeated keys included), and
 // finishing from it gives the same bytes as finishing by lookup.
-func TestReadChatReplyAgreesWithLookups(t *testing.T) {
+func TestReadChatAnswerAgreesWithLookups(t *testing.T) {
 	bodies := []string{
 		string(convFixture(t, "chat_response_text.json")),
 		string(convFixture(t, "chat_response_tool.json")),
@@ -70,7 +70,7 @@ func TestReadChatReplyAgreesWithLookups(t *testing.T) {
 		`{}`,
 	}
 	for _, body := range bodies {
-		rep := ReadChatReply([]byte(body))
+		rep := readChatAnswer([]byte(body))
 		root := gjson.Parse(body)
 		wantUsage := Usage{}
 		if u := root.Get("usage"); u.IsObject() {
@@ -80,18 +80,18 @@ func TestReadChatReplyAgreesWithLookups(t *testing.T) {
 				Known:        u.Get("prompt_tokens").Exists() || u.Get("completion_tokens").Exists(),
 			}
 		}
-		if rep.Usage != wantUsage {
-			t.Errorf("%s: usage %+v, want %+v", body, rep.Usage, wantUsage)
+		if rep.usage != wantUsage {
+			t.Errorf("%s: usage %+v, want %+v", body, rep.usage, wantUsage)
 		}
 		choice := root.Get("choices.0")
-		if rep.Result.FinishReason != choice.Get("finish_reason").String() || rep.Result.Text != choice.Get("message.content").String() ||
-			len(rep.Result.ToolCalls) != len(choice.Get("message.tool_calls").Array()) {
-			t.Errorf("%s: result %+v", body, rep.Result)
+		if rep.result.FinishReason != choice.Get("finish_reason").String() || rep.result.Text != choice.Get("message.content").String() ||
+			len(rep.result.ToolCalls) != len(choice.Get("message.tool_calls").Array()) {
+			t.Errorf("%s: result %+v", body, rep.result)
 		}
-		if rep.Model() != root.Get("model").String() {
-			t.Errorf("%s: model %q", body, rep.Model())
+		if rep.model.String() != root.Get("model").String() {
+			t.Errorf("%s: model %q", body, rep.model)
 		}
-		got := FinishChatReply([]byte(body), &rep, "chatcmpl-gw", "demo/m", []byte(`{"t":1}`))
+		got := finishChatAnswer([]byte(body), &rep, "chatcmpl-gw", "demo/m", []byte(`{"t":1}`))
 		want := FinishChatResponse([]byte(body), "chatcmpl-gw", "demo/m", []byte(`{"t":1}`))
 		if string(got) != string(want) {
 			t.Errorf("%s: finished as\n%s\nwant\n%s", body, got, want)
