@@ -31,9 +31,9 @@ type Answer struct {
 type answerKind uint8
 
 const (
-	answerOwn  answerKind = iota // the client's own dialect, passed on
-	answerChat                   // chat for chat
-	answerCross                  // another dialect, converted
+	answerOwn   answerKind = iota // the client's own dialect, passed on
+	answerChat                    // chat for chat
+	answerCross                   // another dialect, converted
 )
 
 // ReadAnswer reads a non-stream body of the upstream's dialect for a client
