@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"io"
 	"strings"
 
 	"encoding/json"
@@ -25,6 +26,8 @@ func init() {
 //	POST /llm/keys  {"org": "<name>"}  -> 201 {"key", "id", "org_id", "org", "hint", "created_at"}
 //	POST /llm/training_requests/{id}  {"status": "reviewing"|"approved"|"declined"|"completed"|"requested"}
 //	     -> 200 the training request
+//	POST /llm/gates/clear  {"operation_id": "<op_...>", "evaluator_id": "<evr_...>"}
+//	     -> 200 the gate's health record, cleared: the gate refunds again
 //
 // The plain key is in that response only; the store keeps its hash.
 type AdminAPI struct{}
@@ -42,6 +45,7 @@ func (AdminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/llm/keys", Handler: caddy.AdminHandlerFunc(handleCreateKey)},
 		{Pattern: "/llm/training_requests/", Handler: caddy.AdminHandlerFunc(handleTrainingStatus)},
+		{Pattern: "/llm/gates/clear", Handler: caddy.AdminHandlerFunc(handleClearGate)},
 	}
 }
 
@@ -143,4 +147,53 @@ func handleTrainingStatus(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	_, err = w.Write(body)
 	return err
+}
+
+// handleClearGate clears the unreliable flag of a ship gate: the operator's
+// explicit action after checking the gate's evaluator, which lets the gate
+// make eval-gated refunds again (see reliability.GateHealth).
+func handleClearGate(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method not allowed")}
+	}
+	a, err := runningApp()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+	}
+	h, err := clearGate(a.storeOrNil(), http.MaxBytesReader(w, r.Body, 1<<16), time.Now())
+	if err != nil {
+		return err
+	}
+	a.logger.Info("ship gate cleared", zap.String("operation_id", h.OperationID), zap.String("evaluator_id", h.EvaluatorID))
+	body, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(body)
+	return err
+}
+
+// clearGate reads a POST /llm/gates/clear body and clears the gate it
+// names in st; its errors are caddy.APIError with the status to answer.
+func clearGate(st *reliability.BoltStore, body io.Reader, now time.Time) (reliability.GateHealth, error) {
+	var req struct {
+		OperationID string `json:"operation_id"`
+		EvaluatorID string `json:"evaluator_id"`
+	}
+	if err := json.NewDecoder(body).Decode(&req); err != nil {
+		return reliability.GateHealth{}, caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("decoding request: %v", err)}
+	}
+	if req.OperationID == "" || req.EvaluatorID == "" {
+		return reliability.GateHealth{}, caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("operation_id and evaluator_id are required")}
+	}
+	h, err := st.ClearGateHealth(req.OperationID, req.EvaluatorID, now)
+	switch {
+	case errors.Is(err, reliability.ErrNotFound):
+		return reliability.GateHealth{}, caddy.APIError{HTTPStatus: http.StatusNotFound,
+			Err: fmt.Errorf("the eval pass has no record of gate %s of operation %s", req.EvaluatorID, req.OperationID)}
+	case err != nil:
+		return reliability.GateHealth{}, caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("clearing gate: %v", err)}
+	}
+	return h, nil
 }

@@ -62,8 +62,9 @@ type App struct {
 	// SMTP is the relay that sends those emails; without it they wait in
 	// the store's outbox.
 	SMTP *SMTPConfig `json:"smtp,omitempty"`
-	// FairUse caps the credits that thumbs_down feedback gives per org per
-	// rolling 24 hours.
+	// FairUse caps the credits that automatic refunds (thumbs_down
+	// feedback, the paid plan's eval-gated refunds) give per org per
+	// rolling 24 hours, and sets when a gate is flagged unreliable.
 	FairUse *FairUseConfig `json:"fair_use,omitempty"`
 
 	catalog   *routing.Catalog
@@ -93,12 +94,55 @@ type SMTPConfig struct {
 	PasswordEnv string `json:"password_env,omitempty"`
 }
 
-// FairUseConfig caps automatic refunds per org per rolling 24 hours.
+// FairUseConfig caps automatic refunds per org per rolling 24 hours (see
+// reliability.FairUse): thumbs_down refunds by count and, with eval-gated
+// refunds, by value; eval-gated refunds (paid plan) by a value cap of their
+// own; and it sets when a ship gate that fails nearly every call is
+// flagged unreliable. A zero field takes its default.
 type FairUseConfig struct {
-	// MaxRefunds is the most refunds. Default 100.
+	// MaxRefunds is the most thumbs_down refunds. Default 100.
 	MaxRefunds int `json:"max_refunds,omitempty"`
-	// MaxShare is the largest share of the org's calls refunded. Default 0.5.
+	// MaxShare is the largest share of the org's calls refunded by
+	// thumbs_down. Default 0.5 (when max_refunds is not set either).
 	MaxShare float64 `json:"max_share,omitempty"`
+	// MaxValueShare is the largest share of what the org was charged that
+	// its refunds, thumbs_down and eval-gated together, give back.
+	// Default 0.5.
+	MaxValueShare float64 `json:"max_value_share,omitempty"`
+	// MaxRefundUSD is the most the org's refunds give back, in USD.
+	// Default none.
+	MaxRefundUSD float64 `json:"max_refund_usd,omitempty"`
+	// AllowanceUSD is the value of refunds the share caps never hold back,
+	// so that a first refund of a small call is always possible. Default
+	// 0.25; negative means none.
+	AllowanceUSD float64 `json:"allowance_usd,omitempty"`
+	// EvalMaxValueShare is the largest share of what the org was charged
+	// that eval-gated refunds give back. Default 0.25.
+	EvalMaxValueShare float64 `json:"eval_max_value_share,omitempty"`
+	// EvalMaxRefundUSD is the most eval-gated refunds give back, in USD.
+	// Default none.
+	EvalMaxRefundUSD float64 `json:"eval_max_refund_usd,omitempty"`
+	// GateMinScored is how many of its last 50 scored calls a gate needs
+	// before it can be flagged unreliable. Default 20.
+	GateMinScored int `json:"gate_min_scored,omitempty"`
+	// GateFailShare is the share of those calls a gate must fail to be
+	// flagged unreliable. Default 0.9.
+	GateFailShare float64 `json:"gate_fail_share,omitempty"`
+}
+
+// fairUse is the reliability setting of c; a nil c means the defaults.
+func (c *FairUseConfig) fairUse() reliability.FairUse {
+	if c == nil {
+		return reliability.FairUse{}
+	}
+	return reliability.FairUse{
+		MaxRefunds: c.MaxRefunds, MaxShare: c.MaxShare,
+		MaxValueShare: c.MaxValueShare, MaxRefundUSD: c.MaxRefundUSD, AllowanceUSD: c.AllowanceUSD,
+		EvalGate: reliability.EvalGateLimits{
+			MaxValueShare: c.EvalMaxValueShare, MaxRefundUSD: c.EvalMaxRefundUSD,
+			MinScored: c.GateMinScored, MaxFailShare: c.GateFailShare,
+		},
+	}
 }
 
 // runtimeState is what the app learns while it runs.

@@ -197,6 +197,7 @@ func (a *App) runBatch(ctx context.Context, st *reliability.BoltStore, j reliabi
 		return
 	}
 	c.id, c.batchRun = j.CallID, true
+	defer c.reservation.Release()
 	// A batch call promises a result, not an answer now: when no upstream
 	// can serve it (refused, 5xx, 429), it waits and tries again.
 	for attempt := 1; ; attempt++ {

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelgate/gateway/reliability"
 	"github.com/modelgate/gateway/routing"
+	"github.com/modelgate/gateway/translate"
 )
 
 // rateLimitOf is the limit that applies to the principal's keys.
@@ -48,44 +50,19 @@ func (a *App) chargeTokens(p *principal, tokens int) {
 	a.rt.shared.limiter.ChargeTokens(p.keyID, rl.TokensPerMinute, tokens, time.Now())
 }
 
-// balanceTTL is how long a read balance answers the credit check. Charges
-// are always exact on the ledger; only the moment a depleted org is turned
-// away may lag by this much, in exchange for no store read on most calls.
-const balanceTTL = 250 * time.Millisecond
-
-type cachedBalance struct {
-	usd float64
-	at  time.Time
-}
-
-// balances caches recent balance reads by org id.
-var balances sync.Map
-
-// balance is the org's balance, read from the store at most every
-// balanceTTL.
-func (a *App) balance(st *reliability.BoltStore, orgID string) (float64, error) {
-	now := time.Now()
-	if v, ok := balances.Load(orgID); ok {
-		if cb := v.(cachedBalance); now.Sub(cb.at) < balanceTTL {
-			return cb.usd, nil
-		}
-	}
-	bal, err := st.Balance(orgID)
-	if err != nil {
-		return 0, err
-	}
-	balances.Store(orgID, cachedBalance{usd: bal, at: now})
-	return bal, nil
-}
-
 // topupLocks serialises auto top-up per org, so that concurrent calls
 // under the threshold credit the org once.
 var topupLocks sync.Map // org id -> *sync.Mutex
 
-// checkCredit refuses a paid call when the org has no credit left, after
-// an auto top-up where the org has one configured. Free models (price 0)
-// never need credit.
-func (a *App) checkCredit(st *reliability.BoltStore, p *principal, route routing.Route) *apiError {
+// reserveCredit holds the call's worst-case cost against the org's credit
+// before anything is sent upstream: the input estimated from the body and
+// the output the request (or the model) allows, at the price the call is
+// billed at. The call is refused with 429 insufficient_quota when the
+// balance, less what calls in flight hold, would cross the org's floor
+// (zero, or its configured overdraft). An org under its auto top-up
+// threshold is topped up first. Free models (price 0) need no credit.
+func (a *App) reserveCredit(st *reliability.BoltStore, c *call) *apiError {
+	route := c.route
 	price := route.Model.Price
 	if route.Reference != nil {
 		price = route.Reference.Price
@@ -93,20 +70,37 @@ func (a *App) checkCredit(st *reliability.BoltStore, p *principal, route routing
 	if price.Input == 0 && price.Output == 0 {
 		return nil
 	}
-	bal, err := a.balance(st, p.orgID)
-	if err != nil {
-		a.logger.Error("reading balance", zap.Error(err))
+	p := c.p
+	in := routing.EstimateInputTokens(len(c.body))
+	var out int64
+	if c.d != translate.Embeddings {
+		out = route.MaxOutput(c.maxTokens)
+	}
+	need := a.pricing.WorstCase(route, in, out)
+	var overdraft float64
+	oc := a.orgConfig[p.orgName]
+	if oc != nil {
+		overdraft = oc.OverdraftUSD
+	}
+	if oc != nil && oc.TopupAmount > 0 {
+		if avail, _, err := st.Available(p.orgID); err == nil && avail < oc.TopupThreshold {
+			a.autoTopup(st, p, oc)
+		}
+	}
+	res, err := st.Reserve(p.orgID, need, overdraft)
+	var ce *reliability.CreditError
+	switch {
+	case err == nil:
+		c.reservation = res
+		return nil
+	case errors.As(err, &ce):
+		return &apiError{status: http.StatusTooManyRequests, typ: "insufficient_quota", code: "insufficient_quota",
+			message: fmt.Sprintf("not enough credit for this call: it may cost up to %s USD (about %d input tokens and up to %d output tokens at its price) and the organisation has %s USD available; top up, or lower max_tokens",
+				strconv.FormatFloat(ce.NeedUSD, 'f', 6, 64), in, out, strconv.FormatFloat(ce.AvailableUSD, 'f', 6, 64))}
+	default:
+		a.logger.Error("reserving credit", zap.Error(err))
 		return errInternal("could not read the balance")
 	}
-	oc := a.orgConfig[p.orgName]
-	if oc != nil && oc.TopupAmount > 0 && bal < oc.TopupThreshold {
-		bal = a.autoTopup(st, p, oc)
-	}
-	if bal > 0 {
-		return nil
-	}
-	return &apiError{status: http.StatusTooManyRequests, typ: "insufficient_quota", code: "insufficient_quota",
-		message: "the organisation has no credit left; top up to continue"}
 }
 
 // autoTopup credits the org's configured amount when its balance is still
@@ -115,7 +109,9 @@ func (a *App) autoTopup(st *reliability.BoltStore, p *principal, oc *OrgConfig) 
 	mu, _ := topupLocks.LoadOrStore(p.orgID, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	bal, err := st.Balance(p.orgID)
+	// What calls in flight hold, and charges not yet committed, are
+	// already spent: the threshold applies to what is left.
+	bal, _, err := st.Available(p.orgID)
 	if err != nil || bal >= oc.TopupThreshold {
 		return bal
 	}
@@ -125,6 +121,5 @@ func (a *App) autoTopup(st *reliability.BoltStore, p *principal, oc *OrgConfig) 
 	}
 	a.logger.Info("auto top-up", zap.String("org", p.orgName), zap.Float64("amount_usd", oc.TopupAmount))
 	nb, _ := st.Balance(p.orgID)
-	balances.Store(p.orgID, cachedBalance{usd: nb, at: time.Now()})
 	return nb
 }

@@ -2,9 +2,15 @@ package caddymodule
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/gateway/routing"
 	"github.com/modelgate/gateway/translate"
@@ -45,11 +51,53 @@ func (c *call) cacheable(r *http.Request) bool {
 	return oc != nil && oc.Cache
 }
 
+// cacheKey is the key of the call's answer in the response cache. It is
+// scoped to the org and to the models its keys may use, so no tenant is
+// ever answered from another's entry (or can learn that another sent a
+// prompt), and it covers the whole request body in canonical form, every
+// member known to the gateway or not, since all of them reach the upstream
+// and may shape the answer. The endpoint and the effective tier count too:
+// an entry is an answer in one endpoint's shape. fp_c_ (the delivery's
+// cache fingerprint) stays the SPEC's shape-independent key; this one
+// only ever says more.
+func (c *call) cacheKey() string {
+	if c.cacheKeyMemo != "" {
+		return c.cacheKeyMemo
+	}
+	h := sha256.New()
+	b := make([]byte, 0, 256+len(c.body))
+	b = append(b, "org\x00"...)
+	b = append(b, c.p.orgID...)
+	b = append(b, "\x00models\x00"...)
+	if c.p.allowed != nil {
+		models := make([]string, 0, len(c.p.allowed))
+		for m := range c.p.allowed {
+			models = append(models, m)
+		}
+		slices.Sort(models)
+		for _, m := range models {
+			b = append(append(b, m...), '\n')
+		}
+	} else {
+		b = append(b, '*')
+	}
+	b = append(b, "\x00endpoint\x00"...)
+	b = append(b, endpointNames[c.d]...)
+	b = append(b, "\x00tier\x00"...)
+	b = append(b, c.route.Tier...)
+	b = strconv.AppendBool(append(b, "\x00strict\x00"...), c.req.TierStrict)
+	b = append(b, "\x00body\x00"...)
+	b = translate.AppendCanonical(b, gjson.ParseBytes(c.body))
+	h.Write(b)
+	c.cacheKeyMemo = "rc_" + hex.EncodeToString(h.Sum(nil))
+	return c.cacheKeyMemo
+}
+
 // serveCached answers from the cache when it holds the call's cache key;
 // a hit makes no upstream call and is billed 0.
 func (c *call) serveCached(w http.ResponseWriter, r *http.Request) bool {
 	sh := c.g.app.rt.shared
-	entry, ok := sh.cache.Get(c.fps.Cache, time.Now())
+	entry, ok := sh.cache.Get(c.cacheKey(), time.Now())
 	if !ok {
 		w.Header().Set(cacheHeader, "miss")
 		return false
@@ -96,5 +144,5 @@ func (c *call) storeCached(cand routing.Candidate, usage translate.Usage, dl *de
 	}
 	entry := make([]byte, 0, len(head)+1+len(body))
 	entry = append(append(append(entry, head...), '\n'), body...)
-	c.g.app.rt.shared.cache.Put(c.fps.Cache, entry, time.Now())
+	c.g.app.rt.shared.cache.Put(c.cacheKey(), entry, time.Now())
 }

@@ -57,6 +57,13 @@ func init() {
 //		fair_use {
 //			max_refunds <n>
 //			max_share <0..1>
+//			max_value_share <0..1>
+//			max_refund_usd <usd>
+//			allowance_usd <usd>
+//			eval_max_value_share <0..1>
+//			eval_max_refund_usd <usd>
+//			gate_min_scored <n>
+//			gate_fail_share <0..1>
 //		}
 //		org <name> {
 //			plan free|paid
@@ -64,6 +71,7 @@ func init() {
 //			key_hash <hex_sha256...>
 //			models <model_id...>
 //			auto_topup <threshold_usd> <amount_usd>
+//			overdraft <usd>
 //			rate_limit {
 //				requests_per_minute <n>
 //				tokens_per_minute <n>
@@ -91,6 +99,7 @@ func init() {
 //			embedding
 //			open_weight
 //			price <input_per_1M> <output_per_1M>
+//			max_output_tokens <n>
 //			path <provider> [<upstream_model>] {
 //				quantization full|q8|q4
 //				served_by provider|router_network
@@ -212,31 +221,9 @@ func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
 			}
 			app.SMTP = sc
 		case "fair_use":
-			fu := new(FairUseConfig)
-			if d.NextArg() {
-				return nil, d.ArgErr()
-			}
-			for nesting := d.Nesting(); d.NextBlock(nesting); {
-				switch d.Val() {
-				case "max_refunds":
-					n, err := intArg(d)
-					if err != nil {
-						return nil, err
-					}
-					fu.MaxRefunds = n
-				case "max_share":
-					var v string
-					if !d.AllArgs(&v) {
-						return nil, d.ArgErr()
-					}
-					f, err := strconv.ParseFloat(v, 64)
-					if err != nil || f < 0 || f > 1 {
-						return nil, d.Errf("max_share wants a number from 0 to 1, got %q", v)
-					}
-					fu.MaxShare = f
-				default:
-					return nil, d.Errf("unrecognized fair_use subdirective %q", d.Val())
-				}
+			fu, err := parseFairUse(d)
+			if err != nil {
+				return nil, err
 			}
 			app.FairUse = fu
 		default:
@@ -244,6 +231,78 @@ func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
 		}
 	}
 	return httpcaddyfile.App{Name: "llm", Value: caddyconfig.JSON(app, nil)}, nil
+}
+
+// parseFairUse parses the fair_use block: the caps on automatic refunds
+// per org per rolling 24 hours and the unreliable-gate rule. Shares are
+// from 0 to 1, amounts USD up to 1000000 (allowance_usd may be negative: no
+// allowance), counts non-negative; 0 means the default.
+func parseFairUse(d *caddyfile.Dispenser) (*FairUseConfig, error) {
+	fu := new(FairUseConfig)
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	share := func(name string, dst *float64) error {
+		var v string
+		if !d.AllArgs(&v) {
+			return d.ArgErr()
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return d.Errf("%s wants a number from 0 to 1, got %q", name, v)
+		}
+		*dst = f
+		return nil
+	}
+	usd := func(name string, dst *float64, negative bool) error {
+		var v string
+		if !d.AllArgs(&v) {
+			return d.ArgErr()
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f <= 1e6 && (f >= 0 || negative && f >= -1e6)) {
+			return d.Errf("%s wants a USD amount from 0 to 1000000, got %q", name, v)
+		}
+		*dst = f
+		return nil
+	}
+	count := func(dst *int) error {
+		n, err := intArg(d)
+		if err != nil {
+			return err
+		}
+		*dst = n
+		return nil
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch name := d.Val(); name {
+		case "max_refunds":
+			err = count(&fu.MaxRefunds)
+		case "max_share":
+			err = share(name, &fu.MaxShare)
+		case "max_value_share":
+			err = share(name, &fu.MaxValueShare)
+		case "max_refund_usd":
+			err = usd(name, &fu.MaxRefundUSD, false)
+		case "allowance_usd":
+			err = usd(name, &fu.AllowanceUSD, true)
+		case "eval_max_value_share":
+			err = share(name, &fu.EvalMaxValueShare)
+		case "eval_max_refund_usd":
+			err = usd(name, &fu.EvalMaxRefundUSD, false)
+		case "gate_min_scored":
+			err = count(&fu.GateMinScored)
+		case "gate_fail_share":
+			err = share(name, &fu.GateFailShare)
+		default:
+			err = d.Errf("unrecognized fair_use subdirective %q", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return fu, nil
 }
 
 func parseRouter(d *caddyfile.Dispenser) (RouterConfig, error) {
@@ -430,6 +489,16 @@ func parseOrg(d *caddyfile.Dispenser) (OrgConfig, error) {
 				return oc, d.ArgErr()
 			}
 			oc.Cache = true
+		case "overdraft":
+			var v string
+			if !d.AllArgs(&v) {
+				return oc, d.ArgErr()
+			}
+			usd, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(usd >= 0 && usd <= 1e6) {
+				return oc, d.Errf("overdraft wants a USD amount between 0 and 1000000, got %q", v)
+			}
+			oc.OverdraftUSD = usd
 		default:
 			return oc, d.Errf("unrecognized org subdirective %q", d.Val())
 		}
@@ -534,6 +603,16 @@ func parseModel(d *caddyfile.Dispenser) (ModelConfig, error) {
 				return mc, err
 			}
 			mc.InputPrice, mc.OutputPrice = in, out
+		case "max_output_tokens":
+			var v string
+			if !d.AllArgs(&v) {
+				return mc, d.ArgErr()
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 || n > 100_000_000 {
+				return mc, d.Errf("max_output_tokens wants a positive number of tokens, got %q", v)
+			}
+			mc.MaxOutputTokens = n
 		case "path":
 			pc, err := parsePath(d)
 			if err != nil {

@@ -38,6 +38,14 @@ type call struct {
 	lastError string
 	fps       routing.Fingerprints
 	canon     []byte
+	// cacheKeyMemo is cacheKey's result once computed.
+	cacheKeyMemo string
+	// maxTokens is the request's own output limit, 0 when it sets none.
+	maxTokens int64
+	// reservation holds the call's worst-case cost against the org's
+	// credit until the call is recorded; nil for a free model. Whoever
+	// made the call releases it once the call is over.
+	reservation *reliability.Reservation
 
 	attempts []reliability.Attempt
 }
@@ -93,7 +101,7 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 			gating.Gates = append(gating.Gates, routing.Gate{EvaluatorID: sg.EvaluatorID, MinScore: sg.MinScore})
 		}
 	}
-	c.fps, c.canon = routing.RequestFingerprints(d, body, c.req.Tier, c.req.TierStrict)
+	c.fps, c.canon, c.maxTokens = routing.RequestFacts(d, body, c.req.Tier, c.req.TierStrict)
 	gating.PromptFingerprint = c.fps.Prompt
 
 	k := routing.Constraints{
@@ -117,7 +125,7 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 			Error: "skipped: cooling down after repeated failures"})
 	}
 	c.route = route
-	if aerr := g.app.checkCredit(st, p, route); aerr != nil {
+	if aerr := g.app.reserveCredit(st, c); aerr != nil {
 		return nil, aerr
 	}
 	c.id = reliability.NewID(idPrefixes[d])

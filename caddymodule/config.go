@@ -36,6 +36,11 @@ type OrgConfig struct {
 	RateLimit *RateLimitConfig `json:"rate_limit,omitempty"`
 	// Cache serves the org's eligible calls from the response cache.
 	Cache bool `json:"cache,omitempty"`
+	// OverdraftUSD lets the org's balance go this far below zero: the
+	// credit check reserves each call's worst-case cost against the
+	// balance down to -OverdraftUSD. Default 0: no call starts that could
+	// take the balance below zero.
+	OverdraftUSD float64 `json:"overdraft_usd,omitempty"`
 }
 
 // RateLimitConfig limits one API key.
@@ -158,6 +163,10 @@ type ModelConfig struct {
 	InputPrice float64 `json:"input_price,omitempty"`
 	// OutputPrice is the direct price billed per 1M output tokens, USD.
 	OutputPrice float64 `json:"output_price,omitempty"`
+	// MaxOutputTokens is the most output tokens the model gives one call.
+	// A call that sets no max_tokens reserves credit for this many; default
+	// routing.DefaultMaxOutputTokens.
+	MaxOutputTokens int64 `json:"max_output_tokens,omitempty"`
 	// Paths are tried in order. Default: one path on the id's provider with
 	// the id's model name.
 	Paths []PathConfig `json:"paths,omitempty"`
@@ -208,7 +217,8 @@ func buildCatalog(provs []ProviderConfig, models []ModelConfig, routers []Router
 		m := &routing.Model{
 			ID: mc.ID, OwnedBy: mc.OwnedBy, Description: mc.Description,
 			Embedding: mc.Embedding, OpenWeight: mc.OpenWeight,
-			Price: routing.Price{Input: mc.InputPrice, Output: mc.OutputPrice},
+			Price:           routing.Price{Input: mc.InputPrice, Output: mc.OutputPrice},
+			MaxOutputTokens: mc.MaxOutputTokens,
 		}
 		if m.OwnedBy == "" {
 			m.OwnedBy = prov

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/modelgate/gateway/routing"
 	"github.com/modelgate/gateway/translate"
 )
@@ -32,6 +34,7 @@ type delivery struct {
 // (routing.Pricing); the upstream's own price is kept for the record.
 func (c *call) newDelivery(cand routing.Candidate, usage translate.Usage, result *translate.Result) *delivery {
 	billed, upstream := c.g.app.pricing.Bill(c.route.Served(cand), usage)
+	billed = c.capToReservation(billed, usage)
 	d := &delivery{
 		tier:         c.route.Tier,
 		servedBy:     cand.Path.ServedBy,
@@ -118,4 +121,19 @@ func appendStringOrNull(b []byte, s *string) []byte {
 		return append(b, "null"...)
 	}
 	return translate.AppendJSONString(b, *s)
+}
+
+// capToReservation bounds a bill by the credit reserved for the call, so
+// that the org's balance never crosses its floor: only an upstream that
+// ignores the request's max_tokens, or input far denser than the estimate,
+// can bill more, and the gateway then absorbs the difference (logged).
+func (c *call) capToReservation(billed *float64, usage translate.Usage) *float64 {
+	if billed == nil || c.reservation == nil || *billed <= c.reservation.USD() {
+		return billed
+	}
+	capped := c.reservation.USD()
+	c.g.logger.Warn("call billed at its reservation: the usage exceeded the worst case reserved",
+		zap.String("call", c.id), zap.Float64("bill_usd", *billed), zap.Float64("reserved_usd", capped),
+		zap.Int("input_tokens", usage.InputTokens), zap.Int("output_tokens", usage.OutputTokens))
+	return &capped
 }

@@ -134,6 +134,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		writeError(w, aerr, anthropic)
 		return nil
 	}
+	defer c.reservation.Release()
 	c.serve(w, r)
 	return nil
 }

@@ -54,6 +54,7 @@ func (m *modelCaller) call(ctx context.Context, orgID string, d translate.Dialec
 	if aerr != nil {
 		return aerr.status, aerr.appendBody(nil, false), nil
 	}
+	defer c.reservation.Release()
 	c.serve(w, r)
 	return w.status, w.body.Bytes(), nil
 }

@@ -139,13 +139,46 @@ func (s *streamState) fail(cand routing.Candidate, message string) {
 }
 
 // recordFailed is the record of a stream that did not complete; what the
-// client got before the break is kept.
+// client got before the break is kept, and billed: the upstream produced
+// it and the client received it.
 func (s *streamState) recordFailed(cand routing.Candidate, message string) *reliability.Call {
 	rec := s.c.failedRecord(cand, message)
-	usage := s.cs.Usage()
+	result := s.cs.Result()
+	usage, estimated := s.deliveredUsage(result)
 	rec.PromptTokens, rec.CompletionTokens = usage.InputTokens, usage.OutputTokens
-	rec.ResponsePayload = streamPayload(s.c, usage, s.cs.Result())
+	rec.UsageEstimated = estimated
+	rec.ResponsePayload = streamPayload(s.c, usage, result)
+	if cand.Provider != nil && s.started {
+		billed, upstream := s.c.g.app.pricing.Bill(s.c.route.Served(cand), usage)
+		billed = s.c.capToReservation(billed, usage)
+		rec.CostUSD, rec.UpstreamCostUSD = billed, upstream
+		if billed != nil && *billed > 0 {
+			rec.ChargeUSD = *billed
+		}
+		s.c.g.app.chargeTokens(s.c.p, usage.InputTokens+usage.OutputTokens)
+	}
 	return rec
+}
+
+// deliveredUsage is the usage of a stream that ended before its end: the
+// upstream's counts where they are final, or else an estimate, at least
+// what the upstream has reported so far, of the prompt and of the text
+// and tool calls relayed to the client. estimated says which.
+func (s *streamState) deliveredUsage(result *translate.Result) (usage translate.Usage, estimated bool) {
+	usage = s.cs.Usage()
+	if usage.Known && s.cs.Done() {
+		return usage, false
+	}
+	out := len(result.Text)
+	for _, tc := range result.ToolCalls {
+		out += len(tc.Name) + len(tc.Arguments)
+	}
+	if usage.InputTokens <= 0 {
+		usage.InputTokens = routing.EstimateTextTokens(len(s.c.canon))
+	}
+	usage.OutputTokens = max(usage.OutputTokens, routing.EstimateTextTokens(out))
+	usage.Known = true
+	return usage, true
 }
 
 // streamPayload is the record of a streamed answer: the chat.completion the

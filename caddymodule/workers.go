@@ -22,10 +22,7 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 			a.logger.Info(msg)
 		}
 	}
-	fu := reliability.FairUse{}
-	if a.FairUse != nil {
-		fu = reliability.FairUse{MaxRefunds: a.FairUse.MaxRefunds, MaxShare: a.FairUse.MaxShare}
-	}
+	fu := a.FairUse.fairUse()
 	a.rt.api = &reliability.API{Store: st, Models: a.models, Logger: logf, FairUse: fu, SalesEmail: a.SalesEmail}
 	a.rt.worker = reliability.NewWorker(st, a.models, reliability.WorkerOptions{
 		Logger: logf,
@@ -35,6 +32,7 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 		EvalPassWorkers: 4,
 		OnEvidence:      a.rt.shared.onEvidence,
 		OnScored:        a.rt.shared.onScored,
+		FairUse:         fu,
 		PlanOf: func(orgID string) string {
 			if org, err := st.Org(orgID); err == nil {
 				return org.Plan

@@ -25,7 +25,7 @@ const routingLLM = `
 		}
 		org topup {
 			key ` + topupKey + `
-			auto_topup 1 10
+			auto_topup 5 10
 		}
 		org limited {
 			key ` + limitedKey + `
@@ -51,7 +51,7 @@ const routingLLM = `
 			path demo demo-chat
 		}
 		model demo/pricey {
-			price 1000000 1000000
+			price 100000 100000
 			path demo demo-chat
 		}
 		model demo/free-chat {
@@ -163,19 +163,28 @@ func TestRoutingAndBilling(t *testing.T) {
 	})
 
 	t.Run("no credit left", func(t *testing.T) {
-		// The first call costs far more than the 5 USD starting credit.
-		status, body, _ := g.do(http.MethodPost, "/chat/completions", brokeKey, chatBody("demo/pricey", "spend it all", ""))
+		// At 0.1 USD a token, a call without max_tokens may cost far more
+		// than the 5 USD starting credit: it is refused before any upstream
+		// call, with what it needs and what is available.
+		status, body, _ := g.do(http.MethodPost, "/chat/completions", brokeKey, chatBody("demo/pricey", "spend it", ""))
+		if status != http.StatusTooManyRequests {
+			t.Fatalf("call whose worst case exceeds the credit: %d %s", status, body)
+		}
+		assertSpecError(t, body, "insufficient_quota", "-")
+		if msg := gjson.GetBytes(body, "error.message").String(); !strings.Contains(msg, "may cost up to") || !strings.Contains(msg, "5.000000 USD available") {
+			t.Fatalf("message %q does not say what the call needs and what is available", msg)
+		}
+		// With max_tokens the worst case fits: the call is served and
+		// charged; the next one no longer fits in what is left.
+		small := chatBody("demo/pricey", "spend it", `"max_tokens":5`)
+		status, body, _ = g.do(http.MethodPost, "/chat/completions", brokeKey, small)
 		if status != http.StatusOK {
 			t.Fatalf("first call: %d %s", status, body)
 		}
-		eventually(t, "insufficient_quota", func() error {
-			status, body, _ = g.do(http.MethodPost, "/chat/completions", brokeKey, chatBody("demo/pricey", "more", ""))
-			if status != http.StatusTooManyRequests || gjson.GetBytes(body, "error.code").String() != "insufficient_quota" {
-				return errorf("status %d %s", status, body)
-			}
-			return nil
-		})
-		assertSpecError(t, body, "insufficient_quota", "-")
+		status, body, _ = g.do(http.MethodPost, "/chat/completions", brokeKey, small)
+		if status != http.StatusTooManyRequests || gjson.GetBytes(body, "error.code").String() != "insufficient_quota" {
+			t.Fatalf("second call: %d %s", status, body)
+		}
 		// Free models need no credit.
 		status, body, _ = g.do(http.MethodPost, "/chat/completions", brokeKey, chatBody("demo/free-chat", "free", ""))
 		if status != http.StatusOK || gjson.GetBytes(body, "delivery.cost_usd").Float() != 0 {
@@ -183,13 +192,15 @@ func TestRoutingAndBilling(t *testing.T) {
 		}
 	})
 
-	t.Run("auto top-up keeps the balance above zero", func(t *testing.T) {
+	t.Run("auto top-up keeps the org serving", func(t *testing.T) {
+		// Each call reserves about 4.8 USD and is charged about 1 USD:
+		// without the top-up (under 5 USD, credit 10) the second call
+		// would not fit in what the first one left.
 		for i := 0; i < 3; i++ {
-			status, body, _ := g.do(http.MethodPost, "/chat/completions", topupKey, chatBody("demo/pricey", "spend", ""))
+			status, body, _ := g.do(http.MethodPost, "/chat/completions", topupKey, chatBody("demo/pricey", "spend", `"max_tokens":5`))
 			if status != http.StatusOK {
 				t.Fatalf("call %d with auto top-up: %d %s", i, status, body)
 			}
-			time.Sleep(30 * time.Millisecond) // let the charge commit
 		}
 	})
 

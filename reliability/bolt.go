@@ -53,8 +53,17 @@ var (
 	// marker that keeps a call from being refunded twice.
 	bucketCallRefunds = []byte("call_refunds")
 	// bucketFeedbackRefundsByOrg lists the refunds feedback asked for, for
-	// the fair-use window: org | time | call id.
+	// the fair-use window: org | time | call id; the value holds the
+	// refunded amount (see refundIndexValue), or the call id in entries
+	// written before amounts were kept.
 	bucketFeedbackRefundsByOrg = []byte("feedback_refunds_by_org")
+	// bucketEvalRefundsByOrg lists the eval pass's refunds, for the
+	// eval-gated cap: org | time | call id. Like bucketFeedbackRefundsByOrg,
+	// its values hold the refunded amount (see refundIndexValue).
+	bucketEvalRefundsByOrg = []byte("eval_refunds_by_org")
+	// bucketGateHealth maps operation | evaluator to the GateHealth of that
+	// ship gate: its recent verdicts and the unreliable flag.
+	bucketGateHealth = []byte("gate_health")
 
 	// bucketFeedback maps feedback id to Feedback.
 	bucketFeedback = []byte("feedback")
@@ -111,7 +120,8 @@ var allBuckets = [][]byte{
 	bucketCalls, bucketCallsByOrg, bucketCallsByOrgOp,
 	bucketOperations, bucketOperationsByOrg, bucketOperationKeys,
 	bucketLedger, bucketLedgerByOrg, bucketBalances, bucketCallCharges,
-	bucketCallRefunds, bucketFeedbackRefundsByOrg, bucketFeedback,
+	bucketCallRefunds, bucketFeedbackRefundsByOrg, bucketEvalRefundsByOrg,
+	bucketGateHealth, bucketFeedback,
 	bucketDatasets, bucketDatasetsByOrg, bucketDatasetItems,
 	bucketItemsByDataset, bucketItemsByPrompt,
 	bucketEvaluators, bucketEvaluatorsByOrg,
@@ -190,6 +200,9 @@ func (o BoltOptions) withDefaults() BoltOptions {
 type BoltStore struct {
 	db  *bolt.DB
 	rec *recorder
+	// credit holds the reservations of calls in flight and the charges
+	// queued to rec.
+	credit creditBook
 
 	// evalReady and mailReady wake the workers when an evaluation or an
 	// email is stored; claims keeps two workers of one process (the old
@@ -236,6 +249,7 @@ func OpenBolt(path string, opt BoltOptions) (*BoltStore, error) {
 	}
 	s := &BoltStore{db: db}
 	s.rec = newRecorder(s.commitCalls, opt.OnError, opt.BatchSize, opt.BatchDelay, opt.QueueSize)
+	s.rec.gaveUp = s.credit.dropped
 	return s, nil
 }
 

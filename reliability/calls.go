@@ -98,6 +98,16 @@ type Call struct {
 	// Cache is "hit" when the response cache answered the call (no
 	// upstream call was made and nothing was billed).
 	Cache string `json:"cache,omitempty"`
+	// EvalPass is what the asynchronous eval pass found: the gates'
+	// scores and what the eval-gated refund did (credited, capped,
+	// gate_unreliable...). Call and ListCalls set it from the pass's
+	// scores; nil until the pass has scored the call.
+	EvalPass *CallEvalPass `json:"eval_pass,omitempty"`
+	// UsageEstimated is true when the token counts (and so the cost) are
+	// the gateway's estimate rather than the upstream's: a stream that
+	// ended before its usage arrived (the client left, the upstream broke)
+	// is billed for the text it relayed, counted this way.
+	UsageEstimated bool `json:"usage_estimated,omitempty"`
 	// ChargeUSD is what the ledger charges the org for this call, in the
 	// same commit as the record; it is not stored on the record itself
 	// (CostUSD is). Recording a call again with ChargeUSD 0 charges nothing.
@@ -154,7 +164,12 @@ type pendingCall struct {
 func (s *BoltStore) RecordCall(c *Call) {
 	p, err := prepareCall(c, s.rec.report)
 	if err == nil {
-		err = s.rec.enqueue(p)
+		// The charge counts against the org's credit from now until its
+		// commit has returned (see creditBook).
+		s.credit.queued(p)
+		if err = s.rec.enqueue(p); err != nil {
+			s.credit.dropped([]*pendingCall{p})
+		}
 	}
 	if err != nil {
 		id := ""
@@ -249,11 +264,15 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 	for _, p := range batch {
 		if err := p.encode(s.rec.report); err != nil {
 			s.rec.report(err)
+			s.credit.dropped([]*pendingCall{p})
 			continue
 		}
 		kept = append(kept, p)
 	}
 	batch = kept
+	// The batch's charges move into the transaction's id just before it
+	// commits, and back to queued when it does not (see creditBook).
+	txid := 0
 	var err error
 	defer func() {
 		if err != nil {
@@ -284,8 +303,16 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 				return err
 			}
 		}
-		return w.ledger.flush()
+		if err := w.ledger.flush(); err != nil {
+			return err
+		}
+		txid = tx.ID()
+		s.credit.writing(batch, txid)
+		return nil
 	})
+	if err != nil && txid != 0 {
+		s.credit.unwritten(batch, txid)
+	}
 	return err
 }
 
@@ -386,7 +413,10 @@ func (s *BoltStore) Call(id string) (Call, error) {
 	s.rec.wait()
 	var c Call
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return getJSON(tx.Bucket(bucketCalls), []byte(id), &c)
+		if err := getJSON(tx.Bucket(bucketCalls), []byte(id), &c); err != nil {
+			return err
+		}
+		return attachEvalPass(tx, &c)
 	})
 	if err != nil {
 		return Call{}, fmt.Errorf("call %s: %w", id, err)
@@ -411,7 +441,15 @@ func (s *BoltStore) ListCalls(orgID string, q CallQuery) (Page[Call], error) {
 		}
 		page.Data, err = loadPage[Call](tx.Bucket(bucketCalls), ids)
 		page.HasMore, page.NextCursor = ids.hasMore, ids.next
-		return err
+		if err != nil {
+			return err
+		}
+		for i := range page.Data {
+			if err := attachEvalPass(tx, &page.Data[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return Page[Call]{}, fmt.Errorf("list calls of org %s: %w", orgID, err)

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -104,6 +105,19 @@ func appendCall(b []byte, c *Call) (out []byte, ok bool) {
 	if c.Cache != "" {
 		b = append(b, `,"cache":`...)
 		b = translate.AppendJSONString(b, c.Cache)
+	}
+	if c.EvalPass != nil {
+		// Only a call read back from the store carries it, and readers
+		// set it afresh from the eval pass's scores: rare and small, so
+		// encoding/json is fine here.
+		ep, err := json.Marshal(c.EvalPass)
+		if err != nil {
+			return b, false
+		}
+		b = append(append(b, `,"eval_pass":`...), ep...)
+	}
+	if c.UsageEstimated {
+		b = append(b, `,"usage_estimated":true`...)
 	}
 	return append(b, '}'), true
 }

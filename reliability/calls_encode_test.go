@@ -18,8 +18,12 @@ func TestAppendCallMatchesEncodingJSON(t *testing.T) {
 			RequestPayload: []byte(` { "x" : "ü" } `), ResponsePayload: []byte(`{"b":true}`), PromptTokens: 3, CompletionTokens: 4,
 			LatencyMs: 12, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Status: CallFailed, Error: "boom\t",
 			Endpoint: "messages", Provider: "p", Tier: "batch", Stream: true, CostUSD: &cost, UpstreamCostUSD: &up,
-			Delivery: []byte(`{"tier":"batch"}`), PathKey: "p/m@full", Cache: "hit",
+			Delivery: []byte(`{"tier":"batch"}`), PathKey: "p/m@full", Cache: "hit", UsageEstimated: true,
 			Attempts: []Attempt{{Provider: "p", UpstreamModel: "m", Status: 503, Error: "x", LatencyMs: 2}, {Provider: "q", UpstreamModel: "n"}}},
+		{ID: "resp_3", Object: "call", OrgID: "org_3", Model: "router-1", RequestPayload: []byte(`{}`), ResponsePayload: []byte(`{}`),
+			CreatedAt: time.Date(2026, 2, 3, 4, 5, 6, 7, time.UTC), Status: CallSucceeded,
+			EvalPass: &CallEvalPass{Gates: []GateScore{{EvaluatorID: "evr_1", MinScore: 1, Score: &up, Unreliable: true}},
+				Refund: &RefundOutcome{Status: RefundGateUnreliable}, ScoredAt: time.Date(2026, 2, 3, 4, 5, 7, 0, time.UTC)}},
 	} {
 		got, ok := appendCall(nil, &c)
 		if !ok {

@@ -26,8 +26,10 @@ type CallScores struct {
 	Gates []GateScore `json:"gates"`
 	// Passed is true when every gate that could score passed.
 	Passed bool `json:"passed"`
-	// Refund is what the eval-gated refund did; nil when none was asked
-	// for (the free plan, or every gate passed).
+	// Refund is what the eval-gated refund did: credited, capped (past the
+	// org's eval-gated cap), gate_unreliable (every gate the call failed is
+	// flagged unreliable), already_refunded or not_charged; nil when none
+	// was asked for (the free plan, or every gate passed).
 	Refund *RefundOutcome `json:"refund"`
 	// ScoredAt is when the pass finished.
 	ScoredAt time.Time `json:"scored_at"`
@@ -49,6 +51,38 @@ type GateScore struct {
 	// with the call's prompt to compare with, an unscorable output, a
 	// failed model call.
 	Skipped string `json:"skipped,omitempty"`
+	// Unreliable is true when the gate was flagged unreliable (GateHealth)
+	// as of this call: its failure makes no refund.
+	Unreliable bool `json:"unreliable,omitempty"`
+}
+
+// CallEvalPass is the eval pass's verdict as a call shows it (Call's
+// EvalPass): the CallScores without the fields the call carries itself.
+type CallEvalPass struct {
+	// Passed is true when every gate that could score passed.
+	Passed bool `json:"passed"`
+	// Gates has one entry per ship gate, in the operation's order.
+	Gates []GateScore `json:"gates"`
+	// Refund is what the eval-gated refund did, or nil; see CallScores.
+	Refund *RefundOutcome `json:"refund"`
+	// ScoredAt is when the pass finished.
+	ScoredAt time.Time `json:"scored_at"`
+}
+
+// attachEvalPass sets c.EvalPass from the eval pass's scores of c in tx,
+// or to nil when no pass has scored it.
+func attachEvalPass(tx *bolt.Tx, c *Call) error {
+	c.EvalPass = nil
+	raw := tx.Bucket(bucketCallScores).Get([]byte(c.ID))
+	if raw == nil {
+		return nil
+	}
+	var cs CallScores
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		return fmt.Errorf("decode scores of call %s: %w", c.ID, err)
+	}
+	c.EvalPass = &CallEvalPass{Passed: cs.Passed, Gates: cs.Gates, Refund: cs.Refund, ScoredAt: cs.ScoredAt}
+	return nil
 }
 
 // CallScores returns the eval pass's scores of the call, or ErrNotFound
@@ -62,15 +96,4 @@ func (s *BoltStore) CallScores(callID string) (CallScores, error) {
 		return CallScores{}, fmt.Errorf("scores of call %s: %w", callID, err)
 	}
 	return cs, nil
-}
-
-// putCallScores stores the scores of a call, replacing earlier ones.
-func (s *BoltStore) putCallScores(cs CallScores) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		return putJSON(tx.Bucket(bucketCallScores), []byte(cs.CallID), cs)
-	})
-	if err != nil {
-		return fmt.Errorf("store scores of call %s: %w", cs.CallID, err)
-	}
-	return nil
 }

@@ -21,7 +21,10 @@ import (
 // golden dataset item of the operation taken from a call with the same
 // prompt fingerprint, and skips the gate when there is none. The scores
 // are stored (CallScores) and handed to OnEvidence; on the paid plan, a
-// call that scores under any gate's min_score is refunded, at most once.
+// call that scores under any gate's min_score is refunded, at most once,
+// within the eval-gated caps of WorkerOptions.FairUse (RefundCapped past
+// them) and unless every gate it failed is flagged unreliable
+// (RefundGateUnreliable; see GateHealth).
 func (w *Worker) ScheduleEvalPass(call Call) {
 	if call.OperationID == nil || *call.OperationID == "" || call.Status == CallFailed || call.Endpoint == EndpointEmbeddings {
 		return
@@ -101,6 +104,7 @@ func (w *Worker) evalPass(ctx context.Context, call Call) error {
 		w.opts.OnScored(GateEvidence{OrgID: call.OrgID, OperationID: op.ID, PathKey: call.PathKey, Provider: call.Provider,
 			PromptFingerprint: fingerprint, Score: score, Passed: cs.Passed})
 	}
+	paid := false
 	if !cs.Passed {
 		// The call and its charge reach the disk through the group-commit
 		// writer; a refund needs them there.
@@ -111,16 +115,10 @@ func (w *Worker) evalPass(ctx context.Context, call Call) error {
 		if err != nil {
 			return err
 		}
-		if plan == PlanPaid {
-			out, err := w.store.refund(call.OrgID, call.ID, RefundReasonEvalGate)
-			if err != nil {
-				return err
-			}
-			cs.Refund = &out
-		}
+		paid = plan == PlanPaid
 	}
 	cs.ScoredAt = w.opts.Now().UTC()
-	return w.store.putCallScores(cs)
+	return w.store.commitEvalPass(&cs, paid, w.opts.FairUse, cs.ScoredAt)
 }
 
 // scoreGate scores the call with one gate's evaluator. A gate that cannot

@@ -43,6 +43,11 @@ type ShipGate struct {
 	EvaluatorID string `json:"evaluator_id"`
 	// MinScore is the lowest passing score, 0 to 1.
 	MinScore float64 `json:"min_score"`
+	// Unreliable is true while the eval pass has the gate flagged
+	// unreliable (GateHealth): its failures make no eval-gated refund until
+	// an operator clears it. Read from the gate's health record, never
+	// stored with the operation nor set by a request.
+	Unreliable bool `json:"unreliable,omitempty"`
 }
 
 // ValidOperationKey reports whether key has the form SPEC section 8 asks
@@ -113,7 +118,11 @@ func (s *BoltStore) CreateOperation(op *Operation) error {
 func (s *BoltStore) Operation(id string) (Operation, error) {
 	var op Operation
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return getJSON(tx.Bucket(bucketOperations), []byte(id), &op)
+		if err := getJSON(tx.Bucket(bucketOperations), []byte(id), &op); err != nil {
+			return err
+		}
+		markUnreliableGates(tx, &op)
+		return nil
 	})
 	if err != nil {
 		return Operation{}, fmt.Errorf("operation %s: %w", id, err)
@@ -130,6 +139,7 @@ func (s *BoltStore) ResolveOperation(orgID, keyOrID string) (Operation, error) {
 		ops := tx.Bucket(bucketOperations)
 		err := getJSON(ops, []byte(keyOrID), &op)
 		if err == nil && op.OrgID == orgID {
+			markUnreliableGates(tx, &op)
 			return nil
 		}
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -140,7 +150,11 @@ func (s *BoltStore) ResolveOperation(orgID, keyOrID string) (Operation, error) {
 			return ErrNotFound
 		}
 		op = Operation{}
-		return getJSON(ops, id, &op)
+		if err := getJSON(ops, id, &op); err != nil {
+			return err
+		}
+		markUnreliableGates(tx, &op)
+		return nil
 	})
 	if err != nil {
 		return Operation{}, fmt.Errorf("operation %q in org %s: %w", keyOrID, orgID, err)
@@ -158,6 +172,9 @@ func (s *BoltStore) ListOperations(orgID string, p PageQuery) (Page[Operation], 
 		}
 		page.Data, err = loadPage[Operation](tx.Bucket(bucketOperations), ids)
 		page.HasMore, page.NextCursor = ids.hasMore, ids.next
+		for i := range page.Data {
+			markUnreliableGates(tx, &page.Data[i])
+		}
 		return err
 	})
 	if err != nil {
@@ -186,7 +203,11 @@ func (s *BoltStore) UpdateOperation(op *Operation) error {
 		if updated.ShipGates == nil {
 			updated.ShipGates = []ShipGate{}
 		}
-		return putJSON(ops, []byte(updated.ID), updated)
+		if err := putJSON(ops, []byte(updated.ID), updated); err != nil {
+			return err
+		}
+		markUnreliableGates(tx, &updated)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("update operation %s: %w", op.ID, err)
@@ -230,7 +251,11 @@ func (s *BoltStore) PatchOperation(id string, u OperationUpdate) (Operation, err
 		if op.ShipGates == nil {
 			op.ShipGates = []ShipGate{}
 		}
-		return putJSON(ops, []byte(op.ID), op)
+		if err := putJSON(ops, []byte(op.ID), op); err != nil {
+			return err
+		}
+		markUnreliableGates(tx, &op)
+		return nil
 	})
 	if err != nil {
 		return Operation{}, fmt.Errorf("update operation %s: %w", id, err)

@@ -35,9 +35,12 @@ const commitRetryDelay = 50 * time.Millisecond
 type recorder struct {
 	commit  func([]*pendingCall) error
 	onError func(error)
-	size    int
-	delay   time.Duration
-	limit   int // most calls queued before enqueue blocks
+	// gaveUp, when set, is told of each batch the writer could not
+	// commit and dropped; set it before the first enqueue.
+	gaveUp func([]*pendingCall)
+	size   int
+	delay  time.Duration
+	limit  int // most calls queued before enqueue blocks
 
 	mu sync.Mutex
 	// space is signalled when the writer takes calls off the queue.
@@ -256,6 +259,9 @@ func (r *recorder) write(batch []*pendingCall) error {
 	}
 	err = fmt.Errorf("commit %d calls failed twice, calls lost: %w", len(batch), err)
 	r.report(err)
+	if r.gaveUp != nil {
+		r.gaveUp(batch)
+	}
 	return err
 }
 

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // refundEntries counts the org's refund entries of the call.
@@ -89,13 +91,26 @@ func TestConcurrentRefundsMakeOne(t *testing.T) {
 }
 
 func TestFairUseDefaults(t *testing.T) {
+	// withValue adds the defaults of the value caps to a count setting.
+	withValue := func(f FairUse) FairUse {
+		f.MaxValueShare, f.AllowanceUSD = 0.5, 0.25
+		f.EvalGate = EvalGateLimits{MaxValueShare: 0.25, MinScored: 20, MaxFailShare: 0.9}
+		return f
+	}
 	tests := []struct {
 		in, want FairUse
 	}{
-		{FairUse{}, FairUse{MaxRefunds: 100, MaxShare: 0.5}},
-		{FairUse{MaxRefunds: 3}, FairUse{MaxRefunds: 3, MaxShare: 0}},
-		{FairUse{MaxShare: 0.2}, FairUse{MaxRefunds: 100, MaxShare: 0.2}},
-		{FairUse{MaxRefunds: -1, MaxShare: 1}, FairUse{MaxRefunds: 100, MaxShare: 1}},
+		{FairUse{}, withValue(FairUse{MaxRefunds: 100, MaxShare: 0.5})},
+		{FairUse{MaxRefunds: 3}, withValue(FairUse{MaxRefunds: 3, MaxShare: 0})},
+		{FairUse{MaxShare: 0.2}, withValue(FairUse{MaxRefunds: 100, MaxShare: 0.2})},
+		{FairUse{MaxRefunds: -1, MaxShare: 1}, withValue(FairUse{MaxRefunds: 100, MaxShare: 1})},
+		// A value setting alone keeps the count defaults.
+		{FairUse{MaxValueShare: 0.3, MaxRefundUSD: 10, AllowanceUSD: -1},
+			FairUse{MaxRefunds: 100, MaxShare: 0.5, MaxValueShare: 0.3, MaxRefundUSD: 10,
+				EvalGate: EvalGateLimits{MaxValueShare: 0.25, MinScored: 20, MaxFailShare: 0.9}}},
+		{FairUse{EvalGate: EvalGateLimits{MaxValueShare: 0.1, MaxRefundUSD: 2, MinScored: 500, MaxFailShare: 0.8}},
+			FairUse{MaxRefunds: 100, MaxShare: 0.5, MaxValueShare: 0.5, AllowanceUSD: 0.25,
+				EvalGate: EvalGateLimits{MaxValueShare: 0.1, MaxRefundUSD: 2, MinScored: GateHealthWindow, MaxFailShare: 0.8}}},
 	}
 	for _, tt := range tests {
 		if got := tt.in.withDefaults(); got != tt.want {
@@ -187,5 +202,140 @@ func TestFairUseWithoutShareCap(t *testing.T) {
 		if st := thumbsDown(t, s, org.ID, id, now, FairUse{MaxRefunds: 10, MaxShare: 0}); st != RefundCredited {
 			t.Fatalf("without a share cap: %s", st)
 		}
+	}
+}
+
+// pricedCalls records one charged call of the org per cost, made at the
+// given time.
+func pricedCalls(t *testing.T, s *BoltStore, orgID string, at time.Time, costs ...float64) []string {
+	t.Helper()
+	ids := make([]string, len(costs))
+	for i, cost := range costs {
+		c := testCall("", orgID, nil, at)
+		s.RecordCall(c)
+		ids[i] = c.ID
+		if err := s.Charge(orgID, c.ID, cost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// TestFairUseValueCap: the count caps allow two refunds of four calls, but
+// the two most expensive calls are nearly all of the spend, so the value
+// cap (half of what was charged in the window) holds back the second.
+func TestFairUseValueCap(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	org, _ := s.EnsureOrg("acme")
+	now := time.Now().UTC()
+	ids := pricedCalls(t, s, org.ID, now.Add(-time.Minute), 1, 1, 0.01, 0.01)
+	if st := thumbsDown(t, s, org.ID, ids[0], now, FairUse{}); st != RefundCredited {
+		t.Fatalf("first expensive call: %s", st)
+	}
+	if st := thumbsDown(t, s, org.ID, ids[1], now, FairUse{}); st != RefundCapped {
+		t.Fatalf("second expensive call: %s, want capped by value", st)
+	}
+	if n := refundEntries(t, s, org.ID, ids[1]); n != 0 {
+		t.Fatal("a call capped by value was refunded")
+	}
+	// 1.01 of 2.02 charged: a cheap call still fits under half.
+	if st := thumbsDown(t, s, org.ID, ids[2], now, FairUse{}); st != RefundCredited {
+		t.Fatalf("cheap call: %s", st)
+	}
+	if bal, _ := s.Balance(org.ID); bal < StartingCreditUSD-2.02+1.01-1e-9 || bal > StartingCreditUSD-2.02+1.01+1e-9 {
+		t.Fatalf("balance = %v, want %v", bal, StartingCreditUSD-2.02+1.01)
+	}
+	// Shares of 1 let the caps give everything back.
+	if st := thumbsDown(t, s, org.ID, ids[1], now, FairUse{MaxShare: 1, MaxValueShare: 1}); st != RefundCredited {
+		t.Fatalf("with max_value_share 1: %s", st)
+	}
+}
+
+// TestFairUseAbsoluteCap: MaxRefundUSD bounds the window's refunds in USD,
+// whatever the share allows.
+func TestFairUseAbsoluteCap(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	org, _ := s.EnsureOrg("acme")
+	now := time.Now().UTC()
+	ids := pricedCalls(t, s, org.ID, now.Add(-time.Minute), 0.4, 0.4, 0.4, 0.4, 0.4, 0.4)
+	fair := FairUse{MaxRefundUSD: 0.5}
+	if st := thumbsDown(t, s, org.ID, ids[0], now, fair); st != RefundCredited {
+		t.Fatalf("first: %s", st)
+	}
+	if st := thumbsDown(t, s, org.ID, ids[1], now, fair); st != RefundCapped {
+		t.Fatalf("second: %s, want capped at 0.5 USD", st)
+	}
+}
+
+// TestFairUseAllowance: an org's first refund of a small call is possible
+// even though it is all the org spent; a large one is not.
+func TestFairUseAllowance(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	now := time.Now().UTC()
+	small, _ := s.EnsureOrg("small")
+	ids := pricedCalls(t, s, small.ID, now, 0.2)
+	if st := thumbsDown(t, s, small.ID, ids[0], now, FairUse{}); st != RefundCredited {
+		t.Fatalf("small first call: %s", st)
+	}
+	large, _ := s.EnsureOrg("large")
+	ids = pricedCalls(t, s, large.ID, now, 3)
+	if st := thumbsDown(t, s, large.ID, ids[0], now, FairUse{}); st != RefundCapped {
+		t.Fatalf("large first call: %s, want capped", st)
+	}
+	if st := thumbsDown(t, s, large.ID, ids[0], now, FairUse{AllowanceUSD: 5}); st != RefundCredited {
+		t.Fatalf("large first call within a 5 USD allowance: %s", st)
+	}
+}
+
+// TestRefundGivesBackExactlyTheCharge: a call charged twice is refunded
+// the sum of its charges, to the nano-USD, and nothing more.
+func TestRefundGivesBackExactlyTheCharge(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	org, _ := s.EnsureOrg("acme")
+	ids := pricedCalls(t, s, org.ID, time.Now(), 0.123456789)
+	if err := s.Charge(org.ID, ids[0], 0.000000011); err != nil {
+		t.Fatal(err)
+	}
+	fb := Feedback{OrgID: org.ID, CallID: ids[0], Rating: ptr(RatingThumbsDown)}
+	if err := s.CreateFeedback(&fb, FairUse{}); err != nil {
+		t.Fatal(err)
+	}
+	if fb.Refund.Status != RefundCredited || fb.Refund.AmountUSD != 0.1234568 {
+		t.Fatalf("refund = %+v, want 0.1234568 credited", fb.Refund)
+	}
+	if bal, _ := s.Balance(org.ID); bal != StartingCreditUSD {
+		t.Fatalf("balance = %v, want %v", bal, StartingCreditUSD)
+	}
+}
+
+// TestRefundIndexReadsOlderEntries: entries written before the refund
+// index kept amounts hold the call id; they count as the call's charge.
+func TestRefundIndexReadsOlderEntries(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	org, _ := s.EnsureOrg("acme")
+	now := time.Now().UTC()
+	ids := pricedCalls(t, s, org.ID, now, 0.3, 0.2)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketFeedbackRefundsByOrg)
+		if err := b.Put(indexKey(indexPrefix(org.ID), now, ids[0]), []byte(ids[0])); err != nil {
+			return err
+		}
+		return b.Put(indexKey(indexPrefix(org.ID), now, ids[1]), refundIndexValue(2e8))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		n, nanos := sumRefundsSince(tx.Bucket(bucketFeedbackRefundsByOrg), tx.Bucket(bucketCallCharges), indexPrefix(org.ID), now.Add(-time.Hour))
+		if n != 2 || nanos != 5e8 {
+			t.Errorf("sum = %d entries, %d nano-USD; want 2, 5e8", n, nanos)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -48,6 +48,10 @@ type WorkerOptions struct {
 	// PlanOf returns an org's plan, which decides the eval-gated refund.
 	// Nil reads the plan stored with the org.
 	PlanOf func(orgID string) string
+	// FairUse caps the eval-gated refunds (its value caps and EvalGate)
+	// and sets the rule that flags a gate unreliable; the zero value means
+	// the defaults.
+	FairUse FairUse
 	// Logger receives what goes wrong without a caller to tell: dropped
 	// eval passes, failed model calls, store errors. Nil drops them.
 	Logger func(msg string, err error)

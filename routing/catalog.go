@@ -131,6 +131,10 @@ type Model struct {
 	OpenWeight bool
 	// Price is the direct (list) price the caller is billed for a pinned call.
 	Price Price
+	// MaxOutputTokens is the most output tokens the model gives one call;
+	// 0 means DefaultMaxOutputTokens. Credit is reserved for this many
+	// when a call does not set its own limit.
+	MaxOutputTokens int64
 	// Paths are tried in order; later ones are fallbacks.
 	Paths []Path
 }

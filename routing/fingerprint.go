@@ -53,6 +53,15 @@ const (
 // those fields do not shape, add dimensions, encoding_format and
 // quantization instead. Absent and null fields are left out.
 func RequestFingerprints(d translate.Dialect, body []byte, tier string, tierStrict bool) (fp Fingerprints, canonicalPrompt []byte) {
+	fp, canonicalPrompt, _ = RequestFacts(d, body, tier, tierStrict)
+	return fp, canonicalPrompt
+}
+
+// RequestFacts is RequestFingerprints that also returns the request's own
+// output limit (chat max_completion_tokens or max_tokens, messages
+// max_tokens, responses max_output_tokens), read in the same pass; 0 when
+// the request sets none.
+func RequestFacts(d translate.Dialect, body []byte, tier string, tierStrict bool) (fp Fingerprints, canonicalPrompt []byte, maxTokens int64) {
 	var p translate.Prompt
 	switch d {
 	case translate.Chat:
@@ -70,7 +79,10 @@ func RequestFingerprints(d translate.Dialect, body []byte, tier string, tierStri
 	f := readFingerprintFields(d, gjson.ParseBytes(body))
 	fp.Schema = schemaFingerprint(&f)
 	fp.Cache = cacheFingerprint(&f, fp.Prompt, tier, tierStrict)
-	return fp, canonicalPrompt
+	if f.maxTokens.Type == gjson.Number {
+		maxTokens = max(f.maxTokens.Int(), 0)
+	}
+	return fp, canonicalPrompt, maxTokens
 }
 
 // ExchangeFingerprint returns the fp_e_ fingerprint of a prompt (its

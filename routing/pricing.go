@@ -116,3 +116,61 @@ func (p Pricing) share() float64 {
 	}
 	return s
 }
+
+// DefaultMaxOutputTokens is the output a call is assumed to be able to
+// produce when neither the request nor the model's configuration limits
+// it: what credit is reserved for before the call is made.
+const DefaultMaxOutputTokens = 16384
+
+// MaxOutput is the most output tokens a call on route may produce: the
+// request's own limit when it sets one (requested > 0), else the limit of
+// the model billed for it (the reference, for a routed call).
+func (r Route) MaxOutput(requested int64) int64 {
+	if requested > 0 {
+		return requested
+	}
+	m := r.Reference
+	if m == nil {
+		m = r.Model
+	}
+	if m != nil && m.MaxOutputTokens > 0 {
+		return m.MaxOutputTokens
+	}
+	return DefaultMaxOutputTokens
+}
+
+// EstimateInputTokens bounds the input tokens of a request body from
+// above without tokenizing it: a token of text is rarely shorter than two
+// bytes of its JSON encoding, so half the body's length is what a
+// reservation assumes.
+func EstimateInputTokens(bodyLen int) int64 {
+	return int64(bodyLen+1) / 2
+}
+
+// WorstCase is the most Bill can charge for a call on route that reads at
+// most inputTokens and writes at most outputTokens: the reference's (or the
+// pinned model's) direct price, times the routed share for a routed call and
+// the tier's multiplier. Whatever path then serves the call, its bill for
+// that usage is no higher. 0 for a free model.
+func (p Pricing) WorstCase(route Route, inputTokens, outputTokens int64) float64 {
+	ref := route.Reference
+	if ref == nil {
+		ref = route.Model
+	}
+	if ref == nil {
+		return 0
+	}
+	bound := Route{Model: ref, Reference: ref, Routed: route.Routed, Tier: route.Tier}
+	billed, _ := p.Bill(bound, translate.Usage{InputTokens: int(inputTokens), OutputTokens: int(outputTokens), Known: true})
+	if billed == nil {
+		return 0
+	}
+	return *billed
+}
+
+// EstimateTextTokens is the typical number of tokens of n bytes of text
+// (about four bytes a token): how a stream that ended before its upstream
+// reported usage is counted for what it relayed.
+func EstimateTextTokens(n int) int {
+	return (n + 3) / 4
+}
