@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/modelgate/gateway/translate"
 )
 
 // maxBodyBytes bounds a request body. The largest legitimate body is an
@@ -161,7 +164,8 @@ func readObject(r *http.Request) (jsonObject, *apiError) {
 	return obj, nil
 }
 
-// readBody reads the request body up to maxBodyBytes.
+// readBody reads the request body up to maxBodyBytes; it must be valid
+// UTF-8.
 func readBody(r *http.Request) ([]byte, *apiError) {
 	if r.Body == nil {
 		return nil, nil
@@ -173,7 +177,28 @@ func readBody(r *http.Request) ([]byte, *apiError) {
 	if len(body) > maxBodyBytes {
 		return nil, errBadRequest(&ValidationError{Code: CodeInvalidBody, Message: fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes)})
 	}
+	if !utf8.Valid(body) {
+		return nil, errBadRequest(invalidUTF8Body(body))
+	}
 	return body, nil
+}
+
+// invalidUTF8Body is the violation of a body that is not valid UTF-8. Raw
+// bytes that are not UTF-8 would be stored as they came (free-form members
+// such as input and config are kept as raw JSON) and served back in pages
+// no client could parse, so they are refused here, before any parse. The
+// violation names the string at fault; bad bytes outside every string make
+// the body invalid JSON, reported as such. JSON escapes of lone surrogates
+// ("\ud800") are ASCII text and pass, as they are valid JSON.
+func invalidUTF8Body(body []byte) *ValidationError {
+	param, ok := translate.InvalidUTF8Param(body)
+	switch {
+	case !ok:
+		return &ValidationError{Code: CodeInvalidBody, Message: "the request body must be valid JSON"}
+	case param == "":
+		return &ValidationError{Code: CodeInvalidUTF8, Message: "the request body must be valid UTF-8 text"}
+	}
+	return &ValidationError{Param: param, Code: CodeInvalidUTF8, Message: "must be valid UTF-8 text"}
 }
 
 // pageQuery reads the shared list parameters limit (1 to 200, default 50)

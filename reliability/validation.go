@@ -3,6 +3,8 @@ package reliability
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/modelgate/gateway/translate"
 )
 
 // Codes of the validation errors the reliability API answers with, in
@@ -17,6 +19,9 @@ const (
 	CodeUnknownParameter = "unknown_parameter"
 	// CodeInvalidBody is a body that is not a JSON object.
 	CodeInvalidBody = "invalid_body"
+	// CodeInvalidUTF8 is a string in the body, named by the param, with
+	// bytes that are not UTF-8; the model endpoints answer with the same code.
+	CodeInvalidUTF8 = translate.CodeInvalidUTF8
 	// CodeDatasetFrozen is a change to a golden dataset.
 	CodeDatasetFrozen = "dataset_frozen"
 	// CodeDatasetNotGolden is a training request for a draft dataset.

@@ -62,7 +62,9 @@ func bodyString(body []byte) string {
 	return unsafe.String(unsafe.SliceData(body), len(body))
 }
 
-// parseBody checks that body is one JSON object and returns it parsed.
+// parseBody checks that body is one JSON object of valid UTF-8 text and
+// returns it parsed. The UTF-8 check is one utf8.Valid pass over the body;
+// only a body that fails it is scanned again to name the string at fault.
 func parseBody(body []byte) (gjson.Result, *ValidationError) {
 	s := bodyString(body)
 	if !nestedWithin(s, maxDepth) {
@@ -75,7 +77,24 @@ func parseBody(body []byte) (gjson.Result, *ValidationError) {
 	if !root.IsObject() {
 		return gjson.Result{}, invalid("", "request body must be a JSON object")
 	}
+	if !utf8.Valid(body) {
+		return gjson.Result{}, invalidUTF8(body)
+	}
 	return root, nil
+}
+
+// invalidUTF8 is the violation of a body that is valid JSON but not valid
+// UTF-8: gjson.Valid does not look inside strings, so the bad bytes are in
+// one, and the violation names it.
+func invalidUTF8(body []byte) *ValidationError {
+	param, ok := InvalidUTF8Param(body)
+	if !ok {
+		return invalid("", "request body must be valid JSON")
+	}
+	if param == "" {
+		return &ValidationError{Message: "request body must be valid UTF-8 text", Code: CodeInvalidUTF8}
+	}
+	return &ValidationError{Param: param, Message: "must be valid UTF-8 text", Code: CodeInvalidUTF8}
 }
 
 // nestedWithin reports whether no array or object in the JSON text s is

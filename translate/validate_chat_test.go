@@ -254,5 +254,6 @@ func FuzzParseChat(f *testing.F) {
 	for _, tc := range chatInvalidCases(f) {
 		f.Add([]byte(tc.body))
 	}
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"h` + "\xff" + `i ✓"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) { fuzzParse(t, ParseChat, body) })
 }

@@ -121,5 +121,6 @@ func FuzzParseEmbeddings(f *testing.F) {
 	for _, tc := range embeddingsInvalidCases(f) {
 		f.Add([]byte(tc.body))
 	}
+	f.Add([]byte(`{"model":"m","input":["é","` + "\xc3" + `"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) { fuzzParse(t, ParseEmbeddings, body) })
 }

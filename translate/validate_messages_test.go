@@ -174,5 +174,6 @@ func FuzzParseMessages(f *testing.F) {
 	for _, tc := range messagesInvalidCases(f) {
 		f.Add([]byte(tc.body))
 	}
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"` + "\xed\xa0\x80" + `"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) { fuzzParse(t, ParseMessages, body) })
 }

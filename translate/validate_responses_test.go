@@ -122,5 +122,6 @@ func FuzzParseResponses(f *testing.F) {
 	for _, tc := range responsesInvalidCases(f) {
 		f.Add([]byte(tc.body))
 	}
+	f.Add([]byte(`{"model":"m","input":[{"role":"user","content":"a"}],"m` + "\xff" + `x":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) { fuzzParse(t, ParseResponses, body) })
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/sjson"
 )
@@ -70,7 +71,8 @@ func bodyCases() []invalidCase {
 }
 
 // fuzzParse is the body of every parser's fuzz target: no panic, and an
-// accepted body is valid JSON whose model the Request carries.
+// accepted body is valid JSON and valid UTF-8 whose model the Request
+// carries.
 func fuzzParse(t *testing.T, parse parseFunc, body []byte) {
 	req, err := parse(body)
 	if err != nil {
@@ -81,6 +83,9 @@ func fuzzParse(t *testing.T, parse parseFunc, body []byte) {
 	}
 	if !json.Valid(body) {
 		t.Fatalf("accepted invalid JSON %q", body)
+	}
+	if !utf8.Valid(body) {
+		t.Fatalf("accepted invalid UTF-8 %q", body)
 	}
 	if req.Dialect == 0 {
 		t.Fatal("accepted request without a dialect")
