@@ -28,6 +28,8 @@ func init() {
 //	     -> 200 the training request
 //	POST /llm/gates/clear  {"operation_id": "<op_...>", "evaluator_id": "<evr_...>"}
 //	     -> 200 the gate's health record, cleared: the gate refunds again
+//	GET  /llm/backup  -> 200 a consistent copy of the store (a bbolt file),
+//	     taken while the gateway serves (`caddy llm backup`)
 //
 // The plain key is in that response only; the store keeps its hash.
 type AdminAPI struct{}
@@ -46,6 +48,7 @@ func (AdminAPI) Routes() []caddy.AdminRoute {
 		{Pattern: "/llm/keys", Handler: caddy.AdminHandlerFunc(handleCreateKey)},
 		{Pattern: "/llm/training_requests/", Handler: caddy.AdminHandlerFunc(handleTrainingStatus)},
 		{Pattern: "/llm/gates/clear", Handler: caddy.AdminHandlerFunc(handleClearGate)},
+		{Pattern: "/llm/backup", Handler: caddy.AdminHandlerFunc(handleBackup)},
 	}
 }
 

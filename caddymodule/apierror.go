@@ -17,6 +17,8 @@ type apiError struct {
 	message string
 	// extra is raw JSON members added at the top level (e.g. failed_gates).
 	extra []byte
+	// retryAfter, when set, is sent as the Retry-After header.
+	retryAfter string
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -86,6 +88,9 @@ func writeError(w http.ResponseWriter, e *apiError, anthropic bool) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if e.retryAfter != "" {
+		h.Set("Retry-After", e.retryAfter)
+	}
 	w.WriteHeader(e.status)
 	_, _ = w.Write(body)
 }

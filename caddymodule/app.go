@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,7 +37,9 @@ type App struct {
 	// KeyPrefix is the prefix of API keys created at run time:
 	// <prefix>_live_<random>. Default "mg".
 	KeyPrefix string `json:"key_prefix,omitempty"`
-	// MaxBodyBytes bounds a request body. Default 32 MiB.
+	// MaxBodyBytes bounds the body of POST /chat/completions, /messages
+	// and /responses (413 request_too_large; see Limits for the other
+	// endpoints). Default 32 MiB.
 	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
 	// CommitBatch is the most call records written in one commit. Default 1024.
 	CommitBatch int `json:"commit_batch,omitempty"`
@@ -66,8 +69,29 @@ type App struct {
 	// feedback, the paid plan's eval-gated refunds) give per org per
 	// rolling 24 hours, and sets when a gate is flagged unreliable.
 	FairUse *FairUseConfig `json:"fair_use,omitempty"`
+	// Limits bounds what one request may ask of the gateway: body sizes
+	// per endpoint, JSON depth and size, messages and tools per call,
+	// header size, calls in flight per org and the body's read time.
+	Limits *LimitsConfig `json:"limits,omitempty"`
+	// Retention bounds what the store keeps of each call's payloads, for
+	// how long, and the size of a list page.
+	Retention *RetentionConfig `json:"retention,omitempty"`
+	// RedactHeaders names more request headers that carry credentials
+	// (a custom key header, say): the llm_redact log encoder never writes
+	// their values, as it never writes Authorization's or X-Api-Key's.
+	RedactHeaders []string `json:"redact_headers,omitempty"`
+	// ReloadDrain is how long a config being replaced by a reload answers
+	// every request with "Connection: close" before its servers shut down,
+	// so that clients leave its keep-alive connections on a response
+	// rather than have them closed under a request they just sent.
+	// Default 500ms; negative turns draining off.
+	ReloadDrain caddy.Duration `json:"reload_drain,omitempty"`
 
-	catalog   *routing.Catalog
+	catalog *routing.Catalog
+	// offModels maps the configured models and routers whose providers
+	// are all switched off to the reason, which names the environment
+	// variables to set.
+	offModels map[string]string
 	storePath string
 	models    *modelCaller
 	pricing   routing.Pricing
@@ -78,6 +102,10 @@ type App struct {
 	orgModels  map[string]map[string]bool // org name -> allowed model ids
 	rt         *runtimeState
 	logger     *zap.Logger
+	// limits and retention are Limits and Retention with their defaults.
+	limits      limits
+	retention   retention
+	reloadDrain time.Duration
 }
 
 // SMTPConfig is an SMTP relay.
@@ -159,6 +187,10 @@ type runtimeState struct {
 	store    atomic.Pointer[reliability.BoltStore]
 	orgIDs   sync.Map // org name -> org id, filled in Start
 	keyCache sync.Map // [32]byte -> principal, keys created at run time
+	// draining is set when a reload replaces this config (see drain.go).
+	draining atomic.Bool
+	// pruneQuit and pruneDone stop and await the payload pruner.
+	pruneQuit, pruneDone chan struct{}
 }
 
 // CaddyModule returns the Caddy module information.
@@ -182,6 +214,22 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if a.MaxBodyBytes <= 0 {
 		a.MaxBodyBytes = 32 << 20
 	}
+	var err error
+	if a.limits, err = a.Limits.resolve(a.MaxBodyBytes); err != nil {
+		return err
+	}
+	if a.retention, err = a.Retention.resolve(); err != nil {
+		return err
+	}
+	registerSecretHeaders(a.RedactHeaders...)
+	a.warnPlainSecrets()
+	a.reloadDrain = defaultReloadDrain
+	if a.ReloadDrain != 0 {
+		a.reloadDrain = time.Duration(a.ReloadDrain)
+	}
+	if err := a.subscribeDrain(ctx); err != nil {
+		return err
+	}
 	path := a.Store
 	if path == "" {
 		path = filepath.Join(caddy.AppDataDir(), "llm", "gateway.db")
@@ -197,9 +245,17 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("loading catalog: %w", err)
 	}
 	a.catalog = cat
+	offProviders := switchedOff(a.Providers, cat)
 	for _, name := range off {
-		a.logger.Info("provider switched off: its base URL or credential is not set", zap.String("provider", name))
+		if why, ok := offProviders[name]; ok {
+			a.logger.Info("provider switched off", zap.String("provider", name), zap.String("reason", why))
+		} else if router, ok := strings.CutPrefix(name, "router "); ok {
+			a.logger.Info("router switched off with the model it stands in for", zap.String("router", router))
+		} else {
+			a.logger.Info("provider switched off: its base URL or credential is not set", zap.String("provider", name))
+		}
 	}
+	a.offModels = offModelReasons(a.Providers, a.Models, a.Routers, cat)
 
 	if a.Pricing != nil {
 		a.pricing = routing.Pricing{RoutedShare: a.Pricing.RoutedShare, TierMultipliers: a.Pricing.TierMultipliers}
@@ -318,6 +374,7 @@ func (a *App) open() (*reliability.BoltStore, error) {
 		a.rt.orgIDs.Store(oc.Name, org.ID)
 	}
 	a.startWorkers(st)
+	a.startPruner(st)
 	a.rt.store.Store(st)
 	a.logger.Info("llm gateway started", zap.String("store", a.storePath),
 		zap.Int("models", len(a.catalog.Models())), zap.Int("providers", len(a.catalog.Providers())))
@@ -335,6 +392,7 @@ func (a *App) Stop() error {
 		return nil
 	}
 	a.stopBatch()
+	a.stopPruner()
 	a.rt.worker.Stop()
 	if a.rt.mailer != nil {
 		a.rt.mailer.Stop()

@@ -56,7 +56,9 @@ func (c *call) cacheable(r *http.Request) bool {
 // ever answered from another's entry (or can learn that another sent a
 // prompt), and it covers the whole request body in canonical form, every
 // member known to the gateway or not, since all of them reach the upstream
-// and may shape the answer. The endpoint and the effective tier count too:
+// and may shape the answer, except prompt-cache hints (cache_control),
+// which change the price and not the answer. The endpoint and the
+// effective tier count too:
 // an entry is an answer in one endpoint's shape. fp_c_ (the delivery's
 // cache fingerprint) stays the SPEC's shape-independent key; this one
 // only ever says more.
@@ -87,7 +89,7 @@ func (c *call) cacheKey() string {
 	b = append(b, c.route.Tier...)
 	b = strconv.AppendBool(append(b, "\x00strict\x00"...), c.req.TierStrict)
 	b = append(b, "\x00body\x00"...)
-	b = translate.AppendCanonical(b, gjson.ParseBytes(c.body))
+	b = translate.AppendCanonicalWithoutHints(b, gjson.ParseBytes(c.body))
 	h.Write(b)
 	c.cacheKeyMemo = "rc_" + hex.EncodeToString(h.Sum(nil))
 	return c.cacheKeyMemo

@@ -33,4 +33,8 @@ func TestCacheKeyScope(t *testing.T) {
 	if same != k {
 		t.Errorf("member order and whitespace changed the key: %s vs %s", same, k)
 	}
+	hinted := key("org_a", nil, translate.Chat, `{"model":"demo/m","messages":[{"role":"user","content":"hi","cache_control":{"type":"ephemeral"}}],"x_vendor":1}`)
+	if hinted != k {
+		t.Errorf("a prompt-cache hint changed the key: %s vs %s", hinted, k)
+	}
 }

@@ -1,6 +1,8 @@
 package caddymodule
 
 import (
+	"encoding/hex"
+	"math"
 	"strconv"
 
 	"github.com/caddyserver/caddy/v2"
@@ -9,6 +11,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+
+	"github.com/modelgate/gateway/reliability"
 )
 
 func init() {
@@ -51,9 +55,29 @@ func init() {
 //		smtp <host:port> {
 //			from <address>
 //			username <user>
-//			password <password>
+//			password {env.VAR}|{file./path}
 //			password_env <VAR>
 //		}
+//		limits {
+//			embeddings_body_size <size>
+//			api_body_size <size>
+//			max_json_depth <n>
+//			max_json_members <n>
+//			max_messages <n>
+//			max_tools <n>
+//			max_header_size <size>
+//			max_concurrent_calls <n>
+//			body_read_timeout <duration>
+//		}
+//		retention {
+//			max_payload_size <size>|off
+//			payload_ttl <duration>|off
+//			prune_interval <duration>
+//			prune_batch <n>
+//			max_page_size <size>
+//		}
+//		redact_headers <header...>
+//		reload_drain <duration>|off
 //		fair_use {
 //			max_refunds <n>
 //			max_share <0..1>
@@ -67,7 +91,7 @@ func init() {
 //		}
 //		org <name> {
 //			plan free|paid
-//			key <api_key...>
+//			key <api_key...>           (kept as its SHA-256: see key_hash)
 //			key_hash <hex_sha256...>
 //			models <model_id...>
 //			auto_topup <threshold_usd> <amount_usd>
@@ -82,12 +106,13 @@ func init() {
 //			dialect openai|openai_chat|anthropic
 //			base_url <url>
 //			base_url_env <VAR>
-//			api_key <key>
+//			api_key {env.VAR}|{file./path}
 //			api_key_env <VAR>
 //			endpoints <url...>
 //			header <name> <value>
 //			dial_timeout <duration>
 //			response_header_timeout <duration>
+//			stream_idle_timeout <duration>
 //			lb_retries <n>
 //			insecure_skip_verify
 //			compression on|off
@@ -99,12 +124,18 @@ func init() {
 //			embedding
 //			open_weight
 //			price <input_per_1M> <output_per_1M>
+//			cache_read_price <per_1M>
+//			cache_write_price <per_1M>
+//			cache_write_1h_price <per_1M>
 //			max_output_tokens <n>
 //			path <provider> [<upstream_model>] {
 //				quantization full|q8|q4
 //				served_by provider|router_network
 //				tiers <tier...>
 //				price <input_per_1M> <output_per_1M>
+//				cache_read_price <per_1M>
+//				cache_write_price <per_1M>
+//				cache_write_1h_price <per_1M>
 //			}
 //		}
 //	}
@@ -226,6 +257,30 @@ func parseGlobal(d *caddyfile.Dispenser, _ any) (any, error) {
 				return nil, err
 			}
 			app.FairUse = fu
+		case "limits":
+			lc, err := parseLimits(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Limits = lc
+		case "retention":
+			rc, err := parseRetention(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Retention = rc
+		case "redact_headers":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return nil, d.ArgErr()
+			}
+			app.RedactHeaders = append(app.RedactHeaders, args...)
+		case "reload_drain":
+			dur, err := durationOrOff(d)
+			if err != nil {
+				return nil, err
+			}
+			app.ReloadDrain = dur
 		default:
 			return nil, d.Errf("unrecognized subdirective %q", d.Val())
 		}
@@ -430,6 +485,10 @@ func parseSMTP(d *caddyfile.Dispenser) (*SMTPConfig, error) {
 		if !d.AllArgs(dst) {
 			return nil, d.ArgErr()
 		}
+		if dst == &sc.Password && !isSecretRef(sc.Password) {
+			return nil, d.Err("smtp password must be read from the environment or a file ({env.VAR}, {file./path}, or password_env VAR): " +
+				"a password written in the Caddyfile would be shown by the admin API and kept in the autosave")
+		}
 	}
 	if sc.From == "" {
 		return nil, d.Err("smtp needs a from address")
@@ -450,11 +509,19 @@ func parseOrg(d *caddyfile.Dispenser) (OrgConfig, error) {
 				return oc, d.ArgErr()
 			}
 		case "key":
+			// Only the key's hash reaches the JSON config, which Caddy's
+			// admin API serves and autosaves.
 			args := d.RemainingArgs()
 			if len(args) == 0 {
 				return oc, d.ArgErr()
 			}
-			oc.Keys = append(oc.Keys, args...)
+			for _, k := range args {
+				if !validKeyFormat(k) {
+					return oc, d.Errf("org %q: a key does not have the form <prefix>_live_<random>", oc.Name)
+				}
+				h := reliability.HashKey(k)
+				oc.KeyHashes = append(oc.KeyHashes, hex.EncodeToString(h[:]))
+			}
 		case "key_hash":
 			args := d.RemainingArgs()
 			if len(args) == 0 {
@@ -531,6 +598,10 @@ func parseProvider(d *caddyfile.Dispenser) (ProviderConfig, error) {
 			if !d.AllArgs(&pc.APIKey) {
 				return pc, d.ArgErr()
 			}
+			if !isSecretRef(pc.APIKey) {
+				return pc, d.Errf("provider %q: api_key must be read from the environment or a file ({env.VAR}, {file./path}, or api_key_env VAR): "+
+					"a key written in the Caddyfile would be shown by the admin API and kept in the autosave", pc.Name)
+			}
 		case "api_key_env":
 			if !d.AllArgs(&pc.APIKeyEnv) {
 				return pc, d.ArgErr()
@@ -554,6 +625,8 @@ func parseProvider(d *caddyfile.Dispenser) (ProviderConfig, error) {
 			pc.DialTimeout, err = durationArg(d)
 		case "response_header_timeout":
 			pc.ResponseHeaderTimeout, err = durationArg(d)
+		case "stream_idle_timeout":
+			pc.StreamIdleTimeout, err = durationArg(d)
 		case "lb_retries":
 			pc.LBRetries, err = intArg(d)
 		case "max_concurrency":
@@ -603,6 +676,10 @@ func parseModel(d *caddyfile.Dispenser) (ModelConfig, error) {
 				return mc, err
 			}
 			mc.InputPrice, mc.OutputPrice = in, out
+		case "cache_read_price", "cache_write_price", "cache_write_1h_price":
+			if err := classPriceArg(d, &mc.ClassPrices); err != nil {
+				return mc, err
+			}
 		case "max_output_tokens":
 			var v string
 			if !d.AllArgs(&v) {
@@ -657,11 +734,38 @@ func parsePath(d *caddyfile.Dispenser) (PathConfig, error) {
 				return pc, err
 			}
 			pc.InputPrice, pc.OutputPrice = &in, &out
+		case "cache_read_price", "cache_write_price", "cache_write_1h_price":
+			if err := classPriceArg(d, &pc.ClassPrices); err != nil {
+				return pc, err
+			}
 		default:
 			return pc, d.Errf("unrecognized path subdirective %q", d.Val())
 		}
 	}
 	return pc, nil
+}
+
+// classPriceArg reads the price of the token class the current
+// subdirective names into cp.
+func classPriceArg(d *caddyfile.Dispenser, cp *ClassPrices) error {
+	name := d.Val()
+	var a string
+	if !d.AllArgs(&a) {
+		return d.ArgErr()
+	}
+	v, err := strconv.ParseFloat(a, 64)
+	if err != nil || !(v >= 0) || math.IsInf(v, 1) {
+		return d.Errf("%s wants a non-negative number (USD per 1M tokens), got %q", name, a)
+	}
+	switch name {
+	case "cache_read_price":
+		cp.CacheRead = &v
+	case "cache_write_price":
+		cp.CacheWrite = &v
+	default:
+		cp.CacheWrite1h = &v
+	}
+	return nil
 }
 
 func priceArgs(d *caddyfile.Dispenser) (float64, float64, error) {
@@ -702,6 +806,115 @@ func onOffArg(d *caddyfile.Dispenser) (bool, error) {
 		return false, nil
 	}
 	return false, d.Errf("%s wants on or off, got %q", d.Val(), s)
+}
+
+// durationOrOff reads a duration, or "off" as -1.
+func durationOrOff(d *caddyfile.Dispenser) (caddy.Duration, error) {
+	var s string
+	if !d.AllArgs(&s) {
+		return 0, d.ArgErr()
+	}
+	if s == "off" {
+		return -1, nil
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil || dur <= 0 {
+		return 0, d.Errf("%s wants a positive duration or off, got %q", d.Val(), s)
+	}
+	return caddy.Duration(dur), nil
+}
+
+// sizeArg reads a size such as 8MiB, 64KB or 1000000.
+func sizeArg(d *caddyfile.Dispenser) (int64, error) {
+	var s string
+	if !d.AllArgs(&s) {
+		return 0, d.ArgErr()
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n == 0 || n > 1<<40 {
+		return 0, d.Errf("%s wants a size such as 8MiB, got %q", d.Val(), s)
+	}
+	return int64(n), nil
+}
+
+// parseLimits parses the limits block (see LimitsConfig).
+func parseLimits(d *caddyfile.Dispenser) (*LimitsConfig, error) {
+	lc := new(LimitsConfig)
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		var n int64
+		switch d.Val() {
+		case "embeddings_body_size":
+			lc.EmbeddingsBodySize, err = sizeArg(d)
+		case "api_body_size":
+			lc.APIBodySize, err = sizeArg(d)
+		case "max_header_size":
+			n, err = sizeArg(d)
+			lc.MaxHeaderSize = int(n)
+		case "max_json_depth":
+			lc.MaxJSONDepth, err = intArg(d)
+		case "max_json_members":
+			lc.MaxJSONMembers, err = intArg(d)
+		case "max_messages":
+			lc.MaxMessages, err = intArg(d)
+		case "max_tools":
+			lc.MaxTools, err = intArg(d)
+		case "max_concurrent_calls":
+			lc.MaxConcurrentCalls, err = intArg(d)
+		case "body_read_timeout":
+			lc.BodyReadTimeout, err = durationArg(d)
+		default:
+			err = d.Errf("unrecognized limits subdirective %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return lc, nil
+}
+
+// parseRetention parses the retention block (see RetentionConfig).
+func parseRetention(d *caddyfile.Dispenser) (*RetentionConfig, error) {
+	rc := new(RetentionConfig)
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch d.Val() {
+		case "max_payload_size":
+			var v string
+			if !d.AllArgs(&v) {
+				return nil, d.ArgErr()
+			}
+			if v == "off" {
+				rc.MaxPayloadSize = -1
+				continue
+			}
+			n, perr := humanize.ParseBytes(v)
+			if perr != nil || n == 0 || n > 1<<30 {
+				return nil, d.Errf("max_payload_size wants a size up to 1GiB or off, got %q", v)
+			}
+			rc.MaxPayloadSize = int64(n)
+		case "payload_ttl":
+			rc.PayloadTTL, err = durationOrOff(d)
+		case "prune_interval":
+			rc.PruneInterval, err = durationArg(d)
+		case "prune_batch":
+			rc.PruneBatch, err = intArg(d)
+		case "max_page_size":
+			rc.MaxPageSize, err = sizeArg(d)
+		default:
+			err = d.Errf("unrecognized retention subdirective %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rc, nil
 }
 
 func durationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -29,6 +30,7 @@ func TestParseGlobal(t *testing.T) {
 			header X-Team blue
 			dial_timeout 2s
 			response_header_timeout 30s
+			stream_idle_timeout 45s
 			lb_retries 2
 			compression on
 		}
@@ -56,12 +58,12 @@ func TestParseGlobal(t *testing.T) {
 	if app.Store != "/tmp/x.db" || app.KeyPrefix != "acme" || app.MaxBodyBytes != 1000000 || app.CommitBatch != 64 {
 		t.Fatalf("app: %+v", app)
 	}
-	if o := app.Orgs[0]; o.Name != "demo" || o.Plan != "paid" || len(o.Keys) != 1 || strings.Join(o.Models, ",") != "demo/a,demo/b" {
+	if o := app.Orgs[0]; o.Name != "demo" || o.Plan != "paid" || len(o.Keys) != 0 || len(o.KeyHashes) != 1 || strings.Join(o.Models, ",") != "demo/a,demo/b" {
 		t.Fatalf("org: %+v", o)
 	}
 	p := app.Providers[0]
 	if p.Dialect != "openai" || p.APIKeyEnv != "DEMO_KEY" || p.Headers["X-Team"] != "blue" || p.LBRetries != 2 || len(p.Endpoints) != 1 ||
-		p.Compression == nil || !*p.Compression {
+		p.Compression == nil || !*p.Compression || time.Duration(p.StreamIdleTimeout) != 45*time.Second {
 		t.Fatalf("provider: %+v", p)
 	}
 	m := app.Models[0]

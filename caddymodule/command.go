@@ -14,16 +14,24 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "llm",
-		Usage: "keys create --org <name> [--address <admin>] [--config <file> [--adapter <name>]]",
+		Usage: "keys create --org <name> | backup --output <file> [--address <admin>] [--config <file> [--adapter <name>]]",
 		Short: "Manages the LLM gateway of a running Caddy",
 		Long: `
 Talks to a running Caddy through its admin API; it never opens the store
-file itself.
+file itself. The admin address comes from --address, else from the config
+file given with --config, else it is localhost:2019.
 
   caddy llm keys create --org acme
 
 creates an API key for the org (creating the org if needed) and prints the
-key once. Only its hash is stored.`,
+key once. Only its hash is stored.
+
+  caddy llm backup --output gateway-backup.db
+
+writes a consistent copy of the store while the gateway keeps serving:
+the copy is one read transaction of the store, taken after the queued call
+records are committed. It is a bbolt file like the store itself; to
+restore, stop the gateway and put the copy in the store's place.`,
 		CobraFunc: registerLLMCommand,
 	})
 }
@@ -37,11 +45,39 @@ func registerLLMCommand(cmd *cobra.Command) {
 		RunE:  runKeysCreate,
 	}
 	create.Flags().String("org", "", "organisation the key acts for (required)")
-	create.Flags().String("address", "", "address of the admin API (default: from the config, else localhost:2019)")
-	create.Flags().StringP("config", "c", "", "config file to read the admin address from")
-	create.Flags().StringP("adapter", "a", "", "name of the config adapter")
+	addAdminFlags(create)
 	keys.AddCommand(create)
 	cmd.AddCommand(keys)
+
+	backup := &cobra.Command{
+		Use:   "backup --output <file>",
+		Short: "Writes a consistent copy of the store of the running gateway",
+		RunE:  runBackup,
+	}
+	backup.Flags().StringP("output", "o", "", "file to write the copy to (required); an existing file is replaced only once the copy is complete")
+	addAdminFlags(backup)
+	cmd.AddCommand(backup)
+
+	hookVersionCommand(cmd)
+}
+
+// addAdminFlags adds the flags that find the admin API.
+func addAdminFlags(c *cobra.Command) {
+	c.Flags().String("address", "", "address of the admin API (default: from the config, else localhost:2019)")
+	c.Flags().StringP("config", "c", "", "config file to read the admin address from")
+	c.Flags().StringP("adapter", "a", "", "name of the config adapter")
+}
+
+// adminAddress finds the admin API from the command's flags.
+func adminAddress(cmd *cobra.Command) (string, error) {
+	addrFlag, _ := cmd.Flags().GetString("address")
+	configFile, _ := cmd.Flags().GetString("config")
+	adapter, _ := cmd.Flags().GetString("adapter")
+	addr, err := caddycmd.DetermineAdminAPIAddress(addrFlag, nil, configFile, adapter)
+	if err != nil {
+		return "", fmt.Errorf("finding the admin API: %w", err)
+	}
+	return addr, nil
 }
 
 func runKeysCreate(cmd *cobra.Command, _ []string) error {
@@ -49,12 +85,9 @@ func runKeysCreate(cmd *cobra.Command, _ []string) error {
 	if org == "" {
 		return fmt.Errorf("--org is required")
 	}
-	addrFlag, _ := cmd.Flags().GetString("address")
-	configFile, _ := cmd.Flags().GetString("config")
-	adapter, _ := cmd.Flags().GetString("adapter")
-	addr, err := caddycmd.DetermineAdminAPIAddress(addrFlag, nil, configFile, adapter)
+	addr, err := adminAddress(cmd)
 	if err != nil {
-		return fmt.Errorf("finding the admin API: %w", err)
+		return err
 	}
 	body, _ := json.Marshal(map[string]string{"org": org})
 	headers := http.Header{"Content-Type": {"application/json"}}

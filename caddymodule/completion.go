@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -116,7 +117,7 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 		route, err = g.app.catalog.Select(c.req.Model, k)
 	}
 	if err != nil {
-		return nil, routeError(err, c.req.Model)
+		return nil, g.app.routeError(err, c.req.Model)
 	}
 	var skipped []routing.Candidate
 	route, skipped = route.Healthy(g.app.rt.shared.health, time.Now())
@@ -142,8 +143,12 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 	if c.cacheable(r) && c.serveCached(w, r) {
 		return
 	}
-	var lastStatus int
+	var lastFail attemptFailure
 	var lastErr string
+	// untranslatable is the first request member a path's dialect could
+	// not take; sent is set once any path was tried upstream.
+	var untranslatable *translate.ValidationError
+	sent := false
 	sh := c.g.app.rt.shared
 	for _, cand := range c.route.Candidates {
 		up := c.g.upstreams[cand.Provider.Name]
@@ -153,8 +158,12 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 			c.attempts = append(c.attempts, reliability.Attempt{Provider: cand.Provider.Name, UpstreamModel: cand.Path.UpstreamModel,
 				Error: "request translation: " + err.Error()})
 			lastErr = err.Error()
+			if untranslatable == nil {
+				errors.As(err, &untranslatable)
+			}
 			continue
 		}
+		sent = true
 		var ss *streamState
 		if c.req.Stream {
 			ss = newStreamState(c, w, cand, ud)
@@ -182,7 +191,12 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 		if aw.mode == modeStream && ss.started {
 			// The client has bytes: there is no going back to another path.
 			c.attempts = append(c.attempts, att)
+			var defect *streamDefect
 			switch {
+			case errors.As(aw.sinkErr, &defect):
+				// The upstream sent what cannot be passed on.
+				c.attempts[len(c.attempts)-1].Error = "upstream stream broke: " + defect.Error()
+				ss.fail(cand, defect.Error())
 			case aw.sinkErr != nil:
 				c.record(ss.recordFailed(cand, "the client closed the connection"))
 			case err != nil && !ss.cs.Done():
@@ -197,7 +211,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 		case aw.mode == modeCapture:
 			att.Error = upstreamMessage(aw.buf.Bytes(), aw.status)
 		case err != nil:
-			att.Error = err.Error()
+			att.Error = attemptErrorText(err)
 		case aw.mode == modeStream:
 			// A stream that ended before any event: finish it as empty.
 			c.attempts = append(c.attempts, att)
@@ -207,7 +221,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 			// The upstream refused the request itself: another path would too.
 			att.Error = upstreamMessage(aw.buf.Bytes(), aw.status)
 			c.attempts = append(c.attempts, att)
-			e := upstreamError(aw.buf.Bytes(), aw.status)
+			e := rejectedError(aw.buf.Bytes(), aw.status, c.d)
 			c.record(c.failedRecord(cand, e.message))
 			writeError(w, e, c.d == translate.Messages)
 			return
@@ -217,20 +231,29 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		c.attempts = append(c.attempts, att)
-		lastStatus, lastErr = aw.status, att.Error
+		lastFail, lastErr = failureOf(aw.status, aw.header, aw.buf.Bytes(), err), att.Error
 		if ce := c.g.logger.Check(zap.DebugLevel, "upstream attempt failed, trying the next path"); ce != nil {
 			ce.Write(zap.String("provider", cand.Provider.Name), zap.Int("status", aw.status), zap.String("error", att.Error))
 		}
+	}
+	if !sent && untranslatable != nil {
+		// No path speaks the client's dialect and the request holds what
+		// cannot be said in another: the request is at fault, not an
+		// upstream, so no client should retry it.
+		e := errValidation(untranslatable)
+		e.code = "unsupported_by_model"
+		if c.batchRun {
+			c.record(c.failedRecord(routing.Candidate{}, e.message))
+		} else {
+			writeError(w, e, c.d == translate.Messages)
+		}
+		return
 	}
 	if c.batchRun {
 		c.unserved, c.lastError = true, lastErr
 		return
 	}
-	e := &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_unavailable",
-		message: "no upstream path could serve the call: " + lastErr}
-	if lastStatus == http.StatusTooManyRequests {
-		e.status, e.typ, e.code = http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited"
-	}
+	e := unservedError(lastFail, c.d)
 	c.record(c.failedRecord(routing.Candidate{}, e.message))
 	writeError(w, e, c.d == translate.Messages)
 }
@@ -271,13 +294,24 @@ func (c *call) failUnreadable(w http.ResponseWriter, cand routing.Candidate, mes
 	writeError(w, e, c.d == translate.Messages)
 }
 
-// routeError maps a route-selection failure to its API error.
-func routeError(err error, model string) *apiError {
+// routeError maps a route-selection failure to its API error. An unknown
+// model id is a 404 that names the closest ids the catalog has, or, for a
+// configured model whose providers are switched off, the environment
+// variables that switch them on.
+func (a *App) routeError(err error, model string) *apiError {
 	var pe *routing.PathError
 	switch {
 	case errors.Is(err, routing.ErrUnknownModel):
+		if why, ok := a.offModels[model]; ok {
+			return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "provider_not_configured", param: "model",
+				message: why}
+		}
+		msg := fmt.Sprintf("the model %q does not exist", model)
+		if near := a.suggestModels(model); len(near) > 0 {
+			msg += "; the closest are " + strings.Join(near, ", ")
+		}
 		return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
-			message: fmt.Sprintf("the model %q does not exist", model)}
+			message: msg + "; GET /models lists every model"}
 	case errors.As(err, &pe):
 		e := errInvalid(pe.Param, pe.Msg)
 		if errors.Is(err, routing.ErrTierUnavailable) {
@@ -289,36 +323,23 @@ func routeError(err error, model string) *apiError {
 	}
 }
 
-// upstreamMessage is a short account of a failed attempt for the record.
+// upstreamMessage is a short account of a failed attempt for the record:
+// the upstream's status and its own message, scrubbed of credentials and
+// account ids (see rejectedError and unservedError for what the client
+// gets).
 func upstreamMessage(body []byte, status int) string {
 	msg := gjson.GetBytes(body, "error.message").String()
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	return fmt.Sprintf("status %d: %s", status, msg)
+	return fmt.Sprintf("status %d: %s", status, cleanMessage(msg))
 }
 
-// upstreamError maps an upstream's refusal of the request to the SPEC body,
-// keeping the upstream's status, message, type and param.
+// upstreamError maps an upstream's refusal of the request itself to the
+// SPEC body, with a message scrubbed of credentials and account ids (see
+// rejectedError).
 func upstreamError(body []byte, status int) *apiError {
-	e := &apiError{status: status, typ: "invalid_request_error", code: "upstream_rejected", message: http.StatusText(status)}
-	if status >= 500 {
-		e.typ = "api_error"
-	}
-	eb := gjson.GetBytes(body, "error")
-	if m := eb.Get("message").String(); m != "" {
-		e.message = m
-	}
-	if t := eb.Get("type").String(); t != "" {
-		e.typ = t
-	}
-	if cd := eb.Get("code"); cd.Type == gjson.String {
-		e.code = cd.Str
-	}
-	if p := eb.Get("param"); p.Type == gjson.String {
-		e.param = p.Str
-	}
-	return e
+	return rejectedError(body, status, translate.Chat)
 }
 
 // setPlaceholders exposes the call's outcome to access logs as

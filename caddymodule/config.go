@@ -98,6 +98,10 @@ type ProviderConfig struct {
 	// is unset or empty the provider is switched off.
 	BaseURLEnv string `json:"base_url_env,omitempty"`
 	// APIKey is the upstream credential. It is never logged or recorded.
+	// It may be a placeholder read when the config loads, {env.VAR} or
+	// {file./path/to/key}, which keeps the key itself out of the config
+	// that the admin API serves and Caddy autosaves; a key written here in
+	// plain text is shown there (the Caddyfile refuses one).
 	APIKey string `json:"api_key,omitempty"`
 	// APIKeyEnv names an environment variable holding the credential; when it
 	// is unset or empty the provider is switched off.
@@ -105,13 +109,21 @@ type ProviderConfig struct {
 	// Endpoints are more base URLs serving the same API (same path); the
 	// reverse proxy balances across them and BaseURL.
 	Endpoints []string `json:"endpoints,omitempty"`
-	// Headers are extra request headers for this provider.
+	// Headers are extra request headers for this provider. Their values
+	// are treated as secrets (never logged) and may be {env.VAR} or
+	// {file./path} placeholders, read when the config loads.
 	Headers map[string]string `json:"headers,omitempty"`
 	// DialTimeout bounds connecting to the upstream. Default 10s.
 	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`
 	// ResponseHeaderTimeout bounds the wait for the upstream's response
 	// headers; past it the next path is tried. Default 5m.
 	ResponseHeaderTimeout caddy.Duration `json:"response_header_timeout,omitempty"`
+	// StreamIdleTimeout bounds the quiet between the bytes of a streamed
+	// answer, from its headers on: an upstream that sends nothing for this
+	// long is cut off. Before anything reached the client the next path is
+	// tried; after, the client's stream ends with its dialect's error
+	// event and the call is recorded as failed. Default 2m.
+	StreamIdleTimeout caddy.Duration `json:"stream_idle_timeout,omitempty"`
 	// LBRetries is how many other endpoints of this provider the reverse
 	// proxy tries on a dial error before the gateway moves to the next path.
 	LBRetries int `json:"lb_retries,omitempty"`
@@ -145,6 +157,31 @@ type PathConfig struct {
 	InputPrice *float64 `json:"input_price,omitempty"`
 	// OutputPrice: see InputPrice.
 	OutputPrice *float64 `json:"output_price,omitempty"`
+	// ClassPrices are what the upstream charges per token class; a class
+	// left out takes the provider API's published ratio to this path's
+	// input price.
+	ClassPrices ClassPrices `json:"class_prices,omitzero"`
+}
+
+// ClassPrices are prices of input token classes, USD per 1M tokens. A nil
+// class takes the published ratio of the provider's API to the input price
+// (Anthropic: cache read 0.1x, 5-minute cache write 1.25x, one-hour cache
+// write 2x; OpenAI: cached input 0.5x, cache writes 1x).
+type ClassPrices struct {
+	// CacheRead is the price of input tokens read from the prompt cache.
+	CacheRead *float64 `json:"cache_read,omitempty"`
+	// CacheWrite is the price of input tokens written to the prompt cache
+	// for its default duration (Anthropic: 5 minutes).
+	CacheWrite *float64 `json:"cache_write,omitempty"`
+	// CacheWrite1h is the price of input tokens written to a one-hour
+	// prompt cache.
+	CacheWrite1h *float64 `json:"cache_write_1h,omitempty"`
+}
+
+// apply sets the classes cp declares on p.
+func (cp ClassPrices) apply(p routing.Price) routing.Price {
+	p.CacheRead, p.CacheWrite, p.CacheWrite1h = cp.CacheRead, cp.CacheWrite, cp.CacheWrite1h
+	return p
 }
 
 // ModelConfig declares a model clients may ask for.
@@ -163,6 +200,10 @@ type ModelConfig struct {
 	InputPrice float64 `json:"input_price,omitempty"`
 	// OutputPrice is the direct price billed per 1M output tokens, USD.
 	OutputPrice float64 `json:"output_price,omitempty"`
+	// ClassPrices are the direct prices of the input token classes (cache
+	// reads and writes); a class left out takes the published ratio of the
+	// API of the model's provider to InputPrice.
+	ClassPrices ClassPrices `json:"class_prices,omitzero"`
 	// MaxOutputTokens is the most output tokens the model gives one call.
 	// A call that sets no max_tokens reserves credit for this many; default
 	// routing.DefaultMaxOutputTokens.
@@ -187,12 +228,14 @@ func buildCatalog(provs []ProviderConfig, models []ModelConfig, routers []Router
 		if pc.APIKeyEnv != "" {
 			key = os.Getenv(pc.APIKeyEnv)
 		}
-		if base == "" || (pc.APIKeyEnv != "" && key == "") {
+		keyRef := pc.APIKeyEnv != "" || isSecretRef(key)
+		key = resolveSecret(key)
+		if base == "" || (keyRef && key == "") {
 			disabled[pc.Name] = true
 			off = append(off, pc.Name)
 			continue
 		}
-		p := &routing.Provider{Name: pc.Name, Dialect: pc.Dialect, APIKey: key, Headers: pc.Headers}
+		p := &routing.Provider{Name: pc.Name, Dialect: pc.Dialect, APIKey: key, Headers: resolveHeaders(pc.Headers)}
 		for i, raw := range append([]string{base}, pc.Endpoints...) {
 			u, err := parseBaseURL(raw)
 			if err != nil {
@@ -217,7 +260,7 @@ func buildCatalog(provs []ProviderConfig, models []ModelConfig, routers []Router
 		m := &routing.Model{
 			ID: mc.ID, OwnedBy: mc.OwnedBy, Description: mc.Description,
 			Embedding: mc.Embedding, OpenWeight: mc.OpenWeight,
-			Price:           routing.Price{Input: mc.InputPrice, Output: mc.OutputPrice},
+			Price:           mc.ClassPrices.apply(routing.Price{Input: mc.InputPrice, Output: mc.OutputPrice}),
 			MaxOutputTokens: mc.MaxOutputTokens,
 		}
 		if m.OwnedBy == "" {
@@ -246,10 +289,15 @@ func buildCatalog(provs []ProviderConfig, models []ModelConfig, routers []Router
 				p.Tiers = routing.Tiers
 			}
 			if pc.InputPrice != nil {
-				p.Cost.Input = *pc.InputPrice
+				// Classes the path does not price follow its own input
+				// price, not the model's.
+				p.Cost = routing.Price{Input: *pc.InputPrice, Output: p.Cost.Output}
 			}
 			if pc.OutputPrice != nil {
 				p.Cost.Output = *pc.OutputPrice
+			}
+			if pc.ClassPrices != (ClassPrices{}) {
+				p.Cost = pc.ClassPrices.apply(p.Cost)
 			}
 			m.Paths = append(m.Paths, p)
 		}
@@ -304,6 +352,34 @@ func anyDisabled(rc RouterConfig, models []ModelConfig, disabled map[string]bool
 		return len(m.Paths) > 0
 	}
 	return false
+}
+
+// isSecretRef reports whether a configured secret is read at load time
+// from the environment ({env.VAR}) or a file ({file./path}) rather than
+// written in the config, where the admin API and the autosave would show it.
+func isSecretRef(s string) bool {
+	return strings.Contains(s, "{env.") || strings.Contains(s, "{file.")
+}
+
+// resolveSecret replaces the {env.*} and {file.*} placeholders of a
+// configured secret with their values.
+func resolveSecret(s string) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	return strings.TrimSpace(caddy.NewReplacer().ReplaceKnown(s, ""))
+}
+
+// resolveHeaders is h with its values' placeholders resolved.
+func resolveHeaders(h map[string]string) map[string]string {
+	if len(h) == 0 {
+		return h
+	}
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[k] = resolveSecret(v)
+	}
+	return out
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {

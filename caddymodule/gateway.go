@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -19,9 +18,13 @@ func init() {
 	caddy.RegisterModule(Gateway{})
 }
 
-// Gateway is the `llm_gateway` HTTP handler: GET /models and the model calls
-// POST /chat/completions, /messages, /responses and /embeddings. Requests
-// for other paths go to the next handler.
+// Gateway is the `llm_gateway` HTTP handler: GET /models, the model calls
+// POST /chat/completions, /messages, /responses and /embeddings, and
+// POST /messages/count_tokens. Requests for other paths go to the next
+// handler; when no handler after it answers one (Caddy would send an empty
+// 200), the gateway answers a JSON 404 that says where the API is, since a
+// client whose base URL lacks or doubles the version segment would
+// otherwise read an empty success.
 type Gateway struct {
 	// Prefix is the path prefix the endpoints live under. Default "/v1".
 	Prefix string `json:"prefix,omitempty"`
@@ -80,9 +83,10 @@ func (g *Gateway) Cleanup() error {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	start := time.Now()
+	g.app.markDraining(w)
 	rest, ok := strings.CutPrefix(r.URL.Path, g.Prefix)
 	if !ok {
-		return next.ServeHTTP(w, r)
+		return g.passOn(w, r, next)
 	}
 	var d translate.Dialect
 	switch rest {
@@ -94,9 +98,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		d = translate.Responses
 	case "/embeddings":
 		d = translate.Embeddings
+	case "/messages/count_tokens":
+		g.serveCountTokens(w, r)
+		return nil
 	case "/models":
 		if r.Method != http.MethodGet {
-			return next.ServeHTTP(w, r)
+			return g.passOn(w, r, next)
 		}
 		p, aerr := g.app.principalOf(r)
 		if aerr != nil {
@@ -106,13 +113,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		g.serveModels(w, p)
 		return nil
 	default:
-		return next.ServeHTTP(w, r)
+		return g.passOn(w, r, next)
 	}
 	anthropic := d == translate.Messages
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed",
 			message: "use POST"}, anthropic)
+		return nil
+	}
+	if aerr := checkHeaderSize(r, g.app.limits.maxHeader); aerr != nil {
+		writeError(w, aerr, anthropic)
 		return nil
 	}
 	p, aerr := g.app.principalOf(r)
@@ -124,8 +135,22 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		writeError(w, aerr, anthropic)
 		return nil
 	}
-	body, aerr := readBody(w, r, g.app.MaxBodyBytes)
+	release, aerr := g.app.acquireCallSlot(w, p)
 	if aerr != nil {
+		writeError(w, aerr, anthropic)
+		return nil
+	}
+	defer release()
+	stopBody := armBodyTimeout(w, r, g.app.limits.bodyTimeout)
+	body, aerr := readBody(w, r, g.app.limits.bodyLimit(d))
+	stopBody()
+	if aerr == nil {
+		aerr = g.app.limits.checkShape(d, body)
+	}
+	if aerr != nil {
+		if anthropic && aerr.status == http.StatusRequestEntityTooLarge {
+			aerr.typ = "request_too_large" // the type Anthropic's API answers 413 with
+		}
 		writeError(w, aerr, anthropic)
 		return nil
 	}
@@ -137,20 +162,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	defer c.reservation.Release()
 	c.serve(w, r)
 	return nil
-}
-
-// readBody reads the request body under the size limit.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large",
-				message: fmt.Sprintf("request body is larger than %d bytes", limit)}
-		}
-		return nil, errInvalid("", "could not read the request body")
-	}
-	return body, nil
 }
 
 // principalOf authenticates the request's bearer token or x-api-key header.

@@ -43,7 +43,7 @@ func (c *call) successRecord(cand routing.Candidate, usage translate.Usage, dl *
 		rec.ModelVersion = version
 	}
 	rec.ResponsePayload = response
-	rec.PromptTokens, rec.CompletionTokens = usage.InputTokens, usage.OutputTokens
+	setUsage(rec, usage)
 	c.g.app.chargeTokens(c.p, usage.InputTokens+usage.OutputTokens)
 	rec.LatencyMs = dl.latencyMs
 	rec.CostUSD = dl.cost
@@ -53,6 +53,12 @@ func (c *call) successRecord(cand routing.Candidate, usage translate.Usage, dl *
 	}
 	rec.Delivery = dl.json()
 	return rec
+}
+
+// setUsage puts the token counts, by class, on the record.
+func setUsage(rec *reliability.Call, usage translate.Usage) {
+	rec.PromptTokens, rec.CompletionTokens = usage.InputTokens, usage.OutputTokens
+	rec.CacheReadTokens, rec.CacheWriteTokens, rec.CacheWrite1hTokens = usage.CacheClasses()
 }
 
 // failedRecord records a call that no path could serve, or that broke.

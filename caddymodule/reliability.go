@@ -53,6 +53,7 @@ func (h *Reliability) Provision(ctx caddy.Context) error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *Reliability) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	h.app.markDraining(w)
 	rest, ok := strings.CutPrefix(r.URL.Path, h.Prefix)
 	if !ok {
 		return next.ServeHTTP(w, r)
@@ -93,6 +94,11 @@ func (h *Reliability) serveAPI(w http.ResponseWriter, r *http.Request, next cadd
 	if !reliability.IsAPIPath(rest) {
 		return next.ServeHTTP(w, r)
 	}
+	if aerr := checkHeaderSize(r, h.app.limits.maxHeader); aerr != nil {
+		writeError(w, aerr, false)
+		return nil
+	}
+	defer armBodyTimeout(w, r, h.app.limits.bodyTimeout)()
 	p, aerr := h.app.principalOf(r)
 	if aerr != nil {
 		writeError(w, aerr, false)
@@ -128,6 +134,7 @@ func (h *Reliability) listCalls(w http.ResponseWriter, r *http.Request, st relia
 	if aerr != nil {
 		return aerr
 	}
+	pq.MaxBytes = h.app.retention.maxPage
 	cq := reliability.CallQuery{PageQuery: pq}
 	if v := q.Get("operation_id"); v != "" {
 		op, err := st.ResolveOperation(p.orgID, v)

@@ -22,9 +22,11 @@ type sharedState struct {
 	health   *routing.Health
 	limiter  *routing.RateLimiter
 	cache    *routing.Cache
-	logger   *zap.Logger
-	quit     chan struct{}
-	done     chan struct{}
+	// slots counts each org's calls in flight.
+	slots  orgSlots
+	logger *zap.Logger
+	quit   chan struct{}
+	done   chan struct{}
 }
 
 // newSharedState restores the saved evidence and starts saving it every

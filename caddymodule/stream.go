@@ -62,16 +62,19 @@ func (s *streamState) release() {
 	s.out = nil
 }
 
-// write implements streamSink.
+// write implements streamSink. An upstream event that cannot be passed on
+// ends the writes with a *streamDefect; what the events before it produced
+// stays in out, for fail to send ahead of the error event.
 func (s *streamState) write(p []byte) error {
 	s.reader.Write(p)
 	for ev, ok := s.reader.Next(); ok; ev, ok = s.reader.Next() {
 		if s.tc == nil {
 			s.out = s.cs.Event(s.out, string(ev.Event), ev.Data)
-			continue
+		} else if err := s.tc.Event(ev, s.emit); err != nil {
+			return &streamDefect{err: err}
 		}
-		if err := s.tc.Event(ev, s.emit); err != nil {
-			return err
+		if err := s.cs.Err(); err != nil {
+			return &streamDefect{err: err}
 		}
 	}
 	return s.send()
@@ -118,7 +121,7 @@ func (s *streamState) finish(cand routing.Candidate) {
 		_ = s.flush()
 		return
 	}
-	usage := s.cs.Usage()
+	usage := s.usage()
 	result := s.cs.Result()
 	dl := s.c.newDelivery(cand, usage, result)
 	s.out = s.cs.Close(s.out, dl.json())
@@ -145,7 +148,7 @@ func (s *streamState) recordFailed(cand routing.Candidate, message string) *reli
 	rec := s.c.failedRecord(cand, message)
 	result := s.cs.Result()
 	usage, estimated := s.deliveredUsage(result)
-	rec.PromptTokens, rec.CompletionTokens = usage.InputTokens, usage.OutputTokens
+	setUsage(rec, usage)
 	rec.UsageEstimated = estimated
 	rec.ResponsePayload = streamPayload(s.c, usage, result)
 	if cand.Provider != nil && s.started {
@@ -160,12 +163,24 @@ func (s *streamState) recordFailed(cand routing.Candidate, message string) *reli
 	return rec
 }
 
+// usage is the usage reported so far: the upstream's own, by token class,
+// when the stream is transcoded (the client's shape may not carry every
+// class), or what the client's shape carries.
+func (s *streamState) usage() translate.Usage {
+	if s.tc != nil {
+		if u := s.tc.Usage(); u.Known {
+			return u
+		}
+	}
+	return s.cs.Usage()
+}
+
 // deliveredUsage is the usage of a stream that ended before its end: the
 // upstream's counts where they are final, or else an estimate, at least
 // what the upstream has reported so far, of the prompt and of the text
 // and tool calls relayed to the client. estimated says which.
 func (s *streamState) deliveredUsage(result *translate.Result) (usage translate.Usage, estimated bool) {
-	usage = s.cs.Usage()
+	usage = s.usage()
 	if usage.Known && s.cs.Done() {
 		return usage, false
 	}

@@ -2,12 +2,14 @@ package caddymodule
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -33,7 +35,15 @@ type upstream struct {
 	// nameValue is the provider's name boxed once for the
 	// {http.llm.provider} placeholder, which every served call sets.
 	nameValue any
+	// streamIdle is how long a streamed answer may go without a byte
+	// before the attempt is cut off.
+	streamIdle time.Duration
 }
+
+// defaultStreamIdleTimeout is ProviderConfig.StreamIdleTimeout's default:
+// long enough for a model that thinks before it streams, short enough that
+// a stalled upstream does not hold the client for good.
+const defaultStreamIdleTimeout = 2 * time.Minute
 
 // newUpstream builds and provisions the reverse proxy of one provider. It
 // needs the real caddy.Context of the handler's Provision.
@@ -73,24 +83,27 @@ func newUpstream(ctx caddy.Context, p *routing.Provider, pc ProviderConfig) (*up
 	if err := h.Provision(ctx); err != nil {
 		return nil, fmt.Errorf("provider %q: provisioning reverse proxy: %w", p.Name, err)
 	}
-	return &upstream{provider: p, proxy: h, basePath: p.BaseURL.Path, host: p.BaseURL.Host, headers: providerHeaders(p), nameValue: p.Name}, nil
+	// The credentials are added by the transport, after the proxy has taken
+	// its copy of the request: the proxy logs that copy (its "upstream
+	// roundtrip" debug line, and the "aborting with incomplete response"
+	// warning of a cut stream), so they never reach a log line.
+	h.Transport = &providerTransport{base: h.Transport, creds: credentialHeaders(p)}
+	u := &upstream{provider: p, proxy: h, basePath: p.BaseURL.Path, host: p.BaseURL.Host, headers: providerHeaders(p), nameValue: p.Name,
+		streamIdle: defaultStreamIdleTimeout}
+	if pc.StreamIdleTimeout > 0 {
+		u.streamIdle = time.Duration(pc.StreamIdleTimeout)
+	}
+	return u, nil
 }
 
-// providerHeaders are the headers every request to p carries. Configured
-// headers come last, so they may replace the defaults.
+// providerHeaders are the headers every request to p carries that hold no
+// secret; the provider's transport adds credentialHeaders as the request
+// leaves.
 func providerHeaders(p *routing.Provider) http.Header {
-	h := make(http.Header, 3+len(p.Headers))
+	h := make(http.Header, 2)
 	h.Set("Content-Type", "application/json")
 	if p.Dialect == routing.DialectAnthropic {
 		h.Set("Anthropic-Version", "2023-06-01")
-		if p.APIKey != "" {
-			h.Set("X-Api-Key", p.APIKey)
-		}
-	} else if p.APIKey != "" {
-		h.Set("Authorization", "Bearer "+p.APIKey)
-	}
-	for k, v := range p.Headers {
-		h.Set(k, v)
 	}
 	return h
 }
@@ -124,7 +137,12 @@ var forwardedHeaders = [...]string{"User-Agent", "Anthropic-Beta", "Openai-Beta"
 // header map, a fresh body reader with a matching Content-Length, and no
 // Accept-Encoding: Go's transport asks for gzip itself (unless the
 // provider's compression is off) and decodes it, so the body can be read.
-func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, body []byte) (err error) {
+func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, body []byte) error {
+	return u.sendPath(w, r, d.Path(), body)
+}
+
+// sendPath is send to the endpoint at path under the provider's base URL.
+func (u *upstream) sendPath(w *attemptWriter, r *http.Request, path string, body []byte) (err error) {
 	// A shallow copy: the header map is built fresh below (the client's is
 	// never forwarded), and the proxy clones the request again itself.
 	req := new(http.Request)
@@ -148,11 +166,21 @@ func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, 
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	req.URL.Path = u.basePath + d.Path()
+	req.URL.Path = u.basePath + path
 	req.URL.RawPath = ""
 	req.URL.RawQuery = ""
 	req.Host = u.host
 	req.RequestURI = ""
+	if w.wantSSE {
+		// A stream that goes quiet is cut off by cancelling the upstream
+		// request: the proxy's read of the body fails, and the attempt ends
+		// as a broken stream.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		req = req.WithContext(ctx)
+		w.idle = &idleWatch{timeout: u.streamIdle, cancel: cancel}
+		defer w.idle.stop()
+	}
 
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -163,11 +191,60 @@ func (u *upstream) send(w *attemptWriter, r *http.Request, d translate.Dialect, 
 			// headers: the upstream broke mid-response, or the client left.
 			err = errAborted
 		}
+		if err != nil && w.idle != nil && w.idle.fired.Load() {
+			err = fmt.Errorf("%w: no data for %s", errStalled, w.idle.timeout)
+		}
 	}()
 	return u.proxy.ServeHTTP(w, req, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil }))
 }
 
 var errAborted = errors.New("the response was cut off mid-way")
+
+// errStalled is the error of a streamed attempt cut off by its idle timeout.
+var errStalled = errors.New("the upstream stream stalled")
+
+// streamDefect is an upstream stream the gateway cannot pass on: an event
+// it cannot read, or a failure the upstream reported in its own dialect's
+// terms. It ends the client's stream with its dialect's error event,
+// carrying the message.
+type streamDefect struct {
+	err error
+}
+
+func (e *streamDefect) Error() string { return e.err.Error() }
+
+func (e *streamDefect) Unwrap() error { return e.err }
+
+// idleWatch cuts off a streamed attempt whose upstream sends nothing for
+// timeout: started when the stream's headers arrive, pushed back by every
+// write of the body, it cancels the upstream request when it runs out.
+type idleWatch struct {
+	timeout time.Duration
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	// fired is set once the watch cancelled the request.
+	fired atomic.Bool
+}
+
+func (iw *idleWatch) start() {
+	iw.timer = time.AfterFunc(iw.timeout, func() {
+		iw.fired.Store(true)
+		iw.cancel()
+	})
+}
+
+// touch records that bytes arrived.
+func (iw *idleWatch) touch() {
+	if iw.timer != nil {
+		iw.timer.Reset(iw.timeout)
+	}
+}
+
+func (iw *idleWatch) stop() {
+	if iw.timer != nil {
+		iw.timer.Stop()
+	}
+}
 
 // retryable reports whether an upstream status means "try the next path":
 // the upstream refused or failed, not the request.
@@ -212,8 +289,11 @@ type attemptWriter struct {
 	wantSSE bool
 	// client is the real writer, reached by http.ResponseController.
 	client http.ResponseWriter
-	// sinkErr is a client write error: the client went away.
+	// sinkErr is the error that ended a stream's writes: the client went
+	// away, or the upstream's stream broke (a *streamDefect).
 	sinkErr error
+	// idle, on a streamed attempt, cuts the upstream off when it stalls.
+	idle *idleWatch
 }
 
 const captureLimit = 64 << 10
@@ -237,6 +317,9 @@ func (w *attemptWriter) WriteHeader(status int) {
 		w.mode = modeCapture
 	case w.wantSSE && status == http.StatusOK && isEventStream(w.header.Get("Content-Type")):
 		w.mode = modeStream
+		if w.idle != nil {
+			w.idle.start()
+		}
 	default:
 		w.mode = modeBuffer
 	}
@@ -259,6 +342,9 @@ func (w *attemptWriter) Write(p []byte) (int, error) {
 	case modeBuffer:
 		w.buf.Write(p)
 	case modeStream:
+		if w.idle != nil {
+			w.idle.touch()
+		}
 		if err := w.sink.write(p); err != nil {
 			w.sinkErr = err
 			return 0, err

@@ -23,7 +23,8 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 		}
 	}
 	fu := a.FairUse.fairUse()
-	a.rt.api = &reliability.API{Store: st, Models: a.models, Logger: logf, FairUse: fu, SalesEmail: a.SalesEmail}
+	a.rt.api = &reliability.API{Store: st, Models: a.models, Logger: logf, FairUse: fu, SalesEmail: a.SalesEmail,
+		Limits: reliability.Limits{MaxBodyBytes: a.limits.apiBody, JSON: a.limits.json, MaxPageBytes: a.retention.maxPage}}
 	a.rt.worker = reliability.NewWorker(st, a.models, reliability.WorkerOptions{
 		Logger: logf,
 		// Routing learns only from scored calls: a deep queue and a few
@@ -43,7 +44,7 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 	a.rt.worker.Start()
 	a.startBatch(st)
 	if a.SMTP != nil {
-		pw := a.SMTP.Password
+		pw := resolveSecret(a.SMTP.Password)
 		if a.SMTP.PasswordEnv != "" {
 			pw = os.Getenv(a.SMTP.PasswordEnv)
 		}

@@ -296,7 +296,7 @@ func (c *messageReply) appendMessage(b []byte) []byte {
 	b = append(b, `],"stop_reason":`...)
 	b = appendString(b, c.stopReason())
 	b = append(b, `,"stop_sequence":null,"stop_details":null,"usage":`...)
-	b = appendAnthropicUsage(b, c.rep.inputTokens, c.rep.outputTokens)
+	b = appendAnthropicUsage(b, c.rep, c.rep.outputTokens)
 	return append(b, '}')
 }
 
@@ -332,10 +332,16 @@ func (c *messageReply) appendBlock(b []byte, full bool) []byte {
 	return append(b, '}')
 }
 
-func appendAnthropicUsage(b []byte, input, output int) []byte {
+// appendAnthropicUsage writes a messages usage object: input_tokens leaves
+// out the prompt tokens read from and written to the cache, reported apart.
+func appendAnthropicUsage(b []byte, r *reply, output int) []byte {
 	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, input)
-	b = append(b, `,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":`...)
+	b = appendInt(b, r.inputTokens)
+	b = append(b, `,"cache_creation_input_tokens":`...)
+	b = appendInt(b, r.cacheWrite)
+	b = append(b, `,"cache_read_input_tokens":`...)
+	b = appendInt(b, r.cacheRead)
+	b = append(b, `,"output_tokens":`...)
 	b = appendInt(b, output)
 	return append(b, `,"service_tier":"standard"}`...)
 }
@@ -350,7 +356,7 @@ func (c *messageReply) stream(w http.ResponseWriter) {
 	b = c.appendHead(b)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"stop_details":null,"usage":`...)
 	// The real API reports one output token at message_start.
-	b = appendAnthropicUsage(b, c.rep.inputTokens, 1)
+	b = appendAnthropicUsage(b, c.rep, 1)
 	es.emit("message_start", append(b, `}}`...))
 
 	b = append(b[:0], `{"type":"content_block_start","index":0,"content_block":`...)

@@ -44,7 +44,9 @@ type reply struct {
 	text string
 	// call is the tool call the model makes instead of answering, if any.
 	call *toolCall
-	// inputTokens and outputTokens are the usage the response reports.
+	// inputTokens and outputTokens are the usage the response reports;
+	// inputTokens leaves out the cache_read and cache_write directives'
+	// tokens, which each dialect reports in its own way.
 	inputTokens  int
 	outputTokens int
 	directives
@@ -68,11 +70,15 @@ type directives struct {
 	sleep time.Duration
 	// words, when 0 or more, replaces the reply with that many words.
 	words int
+	// cacheRead and cacheWrite are prompt tokens the usage reports as read
+	// from and written to a prompt cache, on top of the counted input, as
+	// a provider with prompt caching reports an agent's repeated prefix.
+	cacheRead, cacheWrite int
 }
 
 // maxDirectiveLen is the length of the longest directive between its
 // brackets: the longest name, the colon and nine digits.
-const maxDirectiveLen = len("status:") + 9
+const maxDirectiveLen = len("cache_write:") + 9
 
 // maxWords bounds [[words:N]] so that one request cannot ask for an
 // unbounded amount of memory.
@@ -154,6 +160,10 @@ func (d *directives) set(name string, n int) bool {
 		d.sleep = time.Duration(n) * time.Millisecond
 	case "words":
 		d.words = min(n, maxWords)
+	case "cache_read":
+		d.cacheRead = n
+	case "cache_write":
+		d.cacheWrite = n
 	default:
 		return false
 	}

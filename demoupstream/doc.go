@@ -15,6 +15,7 @@
 //	POST .../embeddings         OpenAI embeddings
 //	GET  .../models             OpenAI model list: demo-chat, demo-mini, demo-embed
 //	POST .../messages           Anthropic Messages
+//	POST .../messages/count_tokens  Anthropic token count: {"input_tokens": N}
 //
 // Anything else is a 404 in the OpenAI error shape. Anthropic paths require
 // the anthropic-version header (400 otherwise). With Config.APIKey set,

@@ -364,13 +364,18 @@ func (c *chatReply) appendCompletion(b []byte) []byte {
 }
 
 func (c *chatReply) appendUsage(b []byte) []byte {
+	// OpenAI counts every prompt token in prompt_tokens and the ones read
+	// from its cache again in cached_tokens; cache writes cost nothing extra.
+	in := c.rep.inputTokens + c.rep.cacheRead + c.rep.cacheWrite
 	b = append(b, `{"prompt_tokens":`...)
-	b = appendInt(b, c.rep.inputTokens)
+	b = appendInt(b, in)
 	b = append(b, `,"completion_tokens":`...)
 	b = appendInt(b, c.rep.outputTokens)
 	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, c.rep.inputTokens+c.rep.outputTokens)
-	return append(b, `,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}`...)
+	b = appendInt(b, in+c.rep.outputTokens)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = appendInt(b, c.rep.cacheRead)
+	return append(b, `,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}`...)
 }
 
 // stream writes the reply as chat.completion.chunk events: the role chunk,

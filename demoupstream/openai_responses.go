@@ -297,12 +297,15 @@ func (c *responsesReply) appendResponse(b []byte, completed bool) []byte {
 	b = appendEcho(b, c.req.truncation, `"disabled"`)
 	b = append(b, `,"usage":`...)
 	if completed {
+		in := c.rep.inputTokens + c.rep.cacheRead + c.rep.cacheWrite
 		b = append(b, `{"input_tokens":`...)
-		b = appendInt(b, c.rep.inputTokens)
-		b = append(b, `,"input_tokens_details":{"cached_tokens":0},"output_tokens":`...)
+		b = appendInt(b, in)
+		b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
+		b = appendInt(b, c.rep.cacheRead)
+		b = append(b, `},"output_tokens":`...)
 		b = appendInt(b, c.rep.outputTokens)
 		b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
-		b = appendInt(b, c.rep.inputTokens+c.rep.outputTokens)
+		b = appendInt(b, in+c.rep.outputTokens)
 		b = append(b, '}')
 	} else {
 		b = append(b, "null"...)

@@ -55,6 +55,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.modelCall(w, r, dialectOpenAI, s.embeddings)
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages"):
 		s.modelCall(w, r, dialectAnthropic, s.messages)
+	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages/count_tokens"):
+		s.modelCall(w, r, dialectAnthropic, s.countTokens)
 	case r.Method == http.MethodGet && strings.HasSuffix(path, "/models"):
 		if s.authorize(w, r, dialectOpenAI) {
 			writeJSON(w, r, http.StatusOK, modelList)

@@ -119,7 +119,7 @@ func TestCutStreamsEndWithTheShapesErrorEvent(t *testing.T) {
 	}{
 		{"/messages", `{"model":"demo/demo-chat","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"[[words:20]] [[cut:4]]"}]}`, "error"},
 		{"/messages", `{"model":"demo-anthropic/demo-claude","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"[[words:20]] [[cut:4]]"}]}`, "error"},
-		{"/responses", `{"model":"demo/demo-chat","stream":true,"input":"[[words:20]] [[cut:4]]"}`, "error"},
+		{"/responses", `{"model":"demo/demo-chat","stream":true,"input":"[[words:20]] [[cut:4]]"}`, "response.failed"},
 		{"/chat/completions", `{"model":"demo-anthropic/demo-claude","stream":true,"messages":[{"role":"user","content":"[[words:20]] [[cut:4]]"}]}`, ""},
 	}
 	for _, tc := range cases {

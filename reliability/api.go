@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +13,42 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelgate/gateway/internal/jsonlimit"
 	"github.com/modelgate/gateway/translate"
 )
 
-// maxBodyBytes bounds a request body. The largest legitimate body is an
-// add of 1000 items, each with an input and an expected output.
-const maxBodyBytes = 32 << 20
+// DefaultMaxBodyBytes bounds a request body when API.Limits sets no bound:
+// 1000 dataset items of 16 KiB each.
+const DefaultMaxBodyBytes = 16 << 20
+
+// Limits bounds what the API reads of a request and writes in a list
+// page. A zero field takes its default.
+type Limits struct {
+	// MaxBodyBytes bounds a request body: a declared Content-Length over
+	// it is refused before any of the body is read, and a body without
+	// one at its first byte past it; both are 413 request_too_large.
+	// Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// JSON bounds a body's nesting depth and number of values (400
+	// json_too_deep, json_too_large); zero fields are no bound.
+	JSON jsonlimit.Limits
+	// MaxPageBytes bounds the stored size of a list page's records (see
+	// PageQuery.MaxBytes). Default DefaultMaxPageBytes.
+	MaxPageBytes int
+}
+
+// limitsKey carries the API's Limits in a request's context to the
+// functions that read bodies and pages.
+type limitsKey struct{}
+
+// requestLimits is the Limits in force for r.
+func requestLimits(r *http.Request) Limits {
+	l, _ := r.Context().Value(limitsKey{}).(Limits)
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return l
+}
 
 // API serves the reliability endpoints of SPEC section 4 (feedback,
 // operations, datasets, evaluators, evaluations) on the store. The Caddy
@@ -40,6 +71,8 @@ type API struct {
 	// SalesEmail is the address training requests are emailed to; empty
 	// stores requests without an email.
 	SalesEmail string
+	// Limits bounds request bodies and list pages.
+	Limits Limits
 }
 
 // reqCtx is who a request acts for and the id in its path.
@@ -82,6 +115,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request, orgID, orgPlan, 
 		a.writeError(w, a.internal("reaching the store", errors.New("the reliability API has no store")))
 		return true
 	}
+	r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, a.Limits))
 	status, body, aerr := h(r, rc)
 	if aerr != nil {
 		a.writeError(w, aerr)
@@ -164,23 +198,56 @@ func readObject(r *http.Request) (jsonObject, *apiError) {
 	return obj, nil
 }
 
-// readBody reads the request body up to maxBodyBytes; it must be valid
-// UTF-8.
+// readBody reads the request body under the request's Limits; it must be
+// valid UTF-8, and within the JSON bounds. A body over the size limit is
+// a 413 before more than the limit is read (before any of it when its
+// Content-Length says so); one whose read time ran out (a net.Error
+// timeout from below) is a 408.
 func readBody(r *http.Request) ([]byte, *apiError) {
 	if r.Body == nil {
 		return nil, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil {
-		return nil, errBadRequest(&ValidationError{Code: CodeInvalidBody, Message: "the request body could not be read: " + err.Error()})
+	l := requestLimits(r)
+	if r.ContentLength > l.MaxBodyBytes {
+		return nil, errTooLarge(l.MaxBodyBytes)
 	}
-	if len(body) > maxBodyBytes {
-		return nil, errBadRequest(&ValidationError{Code: CodeInvalidBody, Message: fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes)})
+	var body []byte
+	var err error
+	if r.ContentLength > 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, l.MaxBodyBytes+1))
+		if err == nil && int64(len(body)) > l.MaxBodyBytes {
+			return nil, errTooLarge(l.MaxBodyBytes)
+		}
+	}
+	if err != nil {
+		var te interface{ Timeout() bool }
+		if errors.As(err, &te) && te.Timeout() {
+			return nil, &apiError{status: http.StatusRequestTimeout, typ: ErrorTypeInvalidRequest, code: "request_timeout",
+				message: "the request body was not received in time"}
+		}
+		return nil, errBadRequest(&ValidationError{Code: CodeInvalidBody, Message: "the request body could not be read"})
 	}
 	if !utf8.Valid(body) {
 		return nil, errBadRequest(invalidUTF8Body(body))
 	}
+	switch jsonlimit.Check(body, l.JSON) {
+	case jsonlimit.TooDeep:
+		return nil, errBadRequest(&ValidationError{Code: "json_too_deep",
+			Message: fmt.Sprintf("the request body nests objects and arrays deeper than %d levels", l.JSON.MaxDepth)})
+	case jsonlimit.TooManyMembers:
+		return nil, errBadRequest(&ValidationError{Code: "json_too_large",
+			Message: fmt.Sprintf("the request body holds more than %d values", l.JSON.MaxMembers)})
+	}
 	return body, nil
+}
+
+// errTooLarge is the 413 of a body over limit bytes.
+func errTooLarge(limit int64) *apiError {
+	return &apiError{status: http.StatusRequestEntityTooLarge, typ: ErrorTypeInvalidRequest, code: "request_too_large",
+		message: fmt.Sprintf("the request body is larger than %d bytes", limit)}
 }
 
 // invalidUTF8Body is the violation of a body that is not valid UTF-8. Raw
@@ -205,7 +272,7 @@ func invalidUTF8Body(body []byte) *ValidationError {
 // and cursor.
 func pageQuery(r *http.Request) (PageQuery, *apiError) {
 	q := r.URL.Query()
-	p := PageQuery{Limit: DefaultPageLimit, Cursor: q.Get("cursor")}
+	p := PageQuery{Limit: DefaultPageLimit, Cursor: q.Get("cursor"), MaxBytes: requestLimits(r).MaxPageBytes}
 	if v := q.Get("limit"); v != "" || q.Has("limit") {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxPageLimit {

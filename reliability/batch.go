@@ -47,6 +47,7 @@ func (s *BoltStore) EnqueueBatch(c *Call, job BatchJob) error {
 	if err != nil {
 		return fmt.Errorf("enqueue batch call: %w", err)
 	}
+	p.maxPayload = s.maxPayload()
 	if err := p.encode(s.rec.report); err != nil {
 		return fmt.Errorf("enqueue batch call: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -203,6 +204,8 @@ type BoltStore struct {
 	// credit holds the reservations of calls in flight and the charges
 	// queued to rec.
 	credit creditBook
+	// retention bounds the payloads of calls written from now on.
+	retention atomic.Pointer[Retention]
 
 	// evalReady and mailReady wake the workers when an evaluation or an
 	// email is stored; claims keeps two workers of one process (the old

@@ -64,6 +64,15 @@ type Call struct {
 	PromptTokens int `json:"prompt_tokens"`
 	// CompletionTokens is the upstream's count of output tokens.
 	CompletionTokens int `json:"completion_tokens"`
+	// CacheReadTokens are the prompt tokens the provider read from its
+	// prompt cache (part of PromptTokens), billed at the cache-read price.
+	CacheReadTokens int `json:"cache_read_tokens,omitempty"`
+	// CacheWriteTokens are the prompt tokens written to the provider's
+	// prompt cache for its default duration (part of PromptTokens).
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// CacheWrite1hTokens are the prompt tokens written to a one-hour
+	// prompt cache (part of PromptTokens).
+	CacheWrite1hTokens int `json:"cache_write_1h_tokens,omitempty"`
 	// LatencyMs is the time from request receipt to the last byte.
 	LatencyMs int64 `json:"latency_ms"`
 	// CreatedAt is when the request was received; lists are ordered by it.
@@ -150,6 +159,8 @@ type pendingCall struct {
 	// in nano-USD; 0 charges nothing.
 	charge int64
 	data   []byte
+	// maxPayload is the payload size kept whole (see Retention).
+	maxPayload int
 }
 
 // RecordCall queues c for the writer and returns without waiting for the
@@ -164,6 +175,7 @@ type pendingCall struct {
 func (s *BoltStore) RecordCall(c *Call) {
 	p, err := prepareCall(c, s.rec.report)
 	if err == nil {
+		p.maxPayload = s.maxPayload()
 		// The charge counts against the org's credit from now until its
 		// commit has returned (see creditBook).
 		s.credit.queued(p)
@@ -223,7 +235,7 @@ func (p *pendingCall) encode(report func(error)) error {
 	if p.data != nil {
 		return nil
 	}
-	c := p.call
+	c := limitPayloads(p.call, p.maxPayload)
 	buf, _ := encodeBufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
@@ -439,7 +451,7 @@ func (s *BoltStore) ListCalls(orgID string, q CallQuery) (Page[Call], error) {
 		if err != nil {
 			return err
 		}
-		page.Data, err = loadPage[Call](tx.Bucket(bucketCalls), ids)
+		page.Data, err = loadPage[Call](tx.Bucket(bucketCalls), &ids)
 		page.HasMore, page.NextCursor = ids.hasMore, ids.next
 		if err != nil {
 			return err

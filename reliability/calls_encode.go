@@ -48,6 +48,15 @@ func appendCall(b []byte, c *Call) (out []byte, ok bool) {
 	b = strconv.AppendInt(b, int64(c.PromptTokens), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(c.CompletionTokens), 10)
+	for _, f := range [...]struct {
+		name string
+		n    int
+	}{{`,"cache_read_tokens":`, c.CacheReadTokens}, {`,"cache_write_tokens":`, c.CacheWriteTokens}, {`,"cache_write_1h_tokens":`, c.CacheWrite1hTokens}} {
+		if f.n != 0 {
+			b = append(b, f.name...)
+			b = strconv.AppendInt(b, int64(f.n), 10)
+		}
+	}
 	b = append(b, `,"latency_ms":`...)
 	b = strconv.AppendInt(b, c.LatencyMs, 10)
 	b = append(b, `,"created_at":"`...)

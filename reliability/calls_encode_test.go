@@ -15,7 +15,7 @@ func TestAppendCallMatchesEncodingJSON(t *testing.T) {
 		{ID: "chatcmpl-1", Object: "call", OrgID: "org_1", Model: "demo/m", RequestPayload: []byte(`{"a":[1,2]}`),
 			ResponsePayload: []byte(`null`), CreatedAt: time.Date(2026, 11, 21, 13, 0, 0, 123456789, time.UTC), Status: CallSucceeded},
 		{ID: "msg_2", Object: "call", OrgID: "org_\"2\"", OperationID: &op, Model: "m\n", ModelVersion: "v<1>&",
-			RequestPayload: []byte(` { "x" : "ü" } `), ResponsePayload: []byte(`{"b":true}`), PromptTokens: 3, CompletionTokens: 4,
+			RequestPayload: []byte(` { "x" : "ü" } `), ResponsePayload: []byte(`{"b":true}`), PromptTokens: 30, CompletionTokens: 4, CacheReadTokens: 20, CacheWriteTokens: 5, CacheWrite1hTokens: 2,
 			LatencyMs: 12, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Status: CallFailed, Error: "boom\t",
 			Endpoint: "messages", Provider: "p", Tier: "batch", Stream: true, CostUSD: &cost, UpstreamCostUSD: &up,
 			Delivery: []byte(`{"tier":"batch"}`), PathKey: "p/m@full", Cache: "hit", UsageEstimated: true,

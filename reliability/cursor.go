@@ -96,9 +96,22 @@ func decodeCursor(cursor string) ([]byte, error) {
 
 // indexPage is one page of record ids read from an index.
 type indexPage struct {
-	ids     []string
+	ids []string
+	// pos holds the sort position of each id, for a cursor that ends the
+	// page early.
+	pos     [][]byte
 	hasMore bool
 	next    *string
+	// maxBytes bounds the stored size of the page's records.
+	maxBytes int
+}
+
+// cut ends the page after its first n records, which leaves more to list.
+func (p *indexPage) cut(n int) {
+	p.ids, p.pos = p.ids[:n], p.pos[:n]
+	p.hasMore = true
+	next := encodeCursor(p.pos[n-1])
+	p.next = &next
 }
 
 // pageIndex walks the entries of b under prefix from newest to oldest,
@@ -121,7 +134,10 @@ func pageIndex(b *bolt.Bucket, prefix []byte, q PageQuery) (indexPage, error) {
 		start[len(start)-1] = 1
 	}
 
-	page := indexPage{ids: make([]string, 0, limit)}
+	page := indexPage{ids: make([]string, 0, limit), pos: make([][]byte, 0, limit), maxBytes: q.MaxBytes}
+	if page.maxBytes <= 0 {
+		page.maxBytes = DefaultMaxPageBytes
+	}
 	var last []byte
 	c := b.Cursor()
 	k, v := c.Seek(start)
@@ -143,6 +159,7 @@ func pageIndex(b *bolt.Bucket, prefix []byte, q PageQuery) (indexPage, error) {
 			break
 		}
 		page.ids = append(page.ids, string(v))
+		page.pos = append(page.pos, pos)
 		last = pos
 	}
 	if page.hasMore {
@@ -153,9 +170,20 @@ func pageIndex(b *bolt.Bucket, prefix []byte, q PageQuery) (indexPage, error) {
 }
 
 // loadPage decodes the records a page of an index names, in page order.
-func loadPage[T any](records *bolt.Bucket, page indexPage) ([]T, error) {
+// Once the records read add up to the page's byte bound, it ends the page
+// there (see PageQuery.MaxBytes), so that no list answer grows with the
+// size of what was recorded: a page of large calls holds fewer of them.
+func loadPage[T any](records *bolt.Bucket, page *indexPage) ([]T, error) {
 	out := make([]T, len(page.ids))
+	size := 0
 	for i, id := range page.ids {
+		if data := records.Get([]byte(id)); data != nil {
+			size += len(data)
+			if i > 0 && size > page.maxBytes {
+				page.cut(i)
+				return out[:i], nil
+			}
+		}
 		err := getJSON(records, []byte(id), &out[i])
 		if errors.Is(err, ErrNotFound) {
 			// Records and their index entries are written in one

@@ -319,7 +319,7 @@ func listIndexed[T any](s *BoltStore, index, records []byte, prefix []byte, p Pa
 		if err != nil {
 			return err
 		}
-		page.Data, err = loadPage[T](tx.Bucket(records), ids)
+		page.Data, err = loadPage[T](tx.Bucket(records), &ids)
 		page.HasMore, page.NextCursor = ids.hasMore, ids.next
 		return err
 	})

@@ -170,7 +170,7 @@ func (s *BoltStore) ListOperations(orgID string, p PageQuery) (Page[Operation], 
 		if err != nil {
 			return err
 		}
-		page.Data, err = loadPage[Operation](tx.Bucket(bucketOperations), ids)
+		page.Data, err = loadPage[Operation](tx.Bucket(bucketOperations), &ids)
 		page.HasMore, page.NextCursor = ids.hasMore, ids.next
 		for i := range page.Data {
 			markUnreliableGates(tx, &page.Data[i])

@@ -97,6 +97,11 @@ type PageQuery struct {
 	Limit int
 	// Cursor is the NextCursor of the previous page; empty for the first.
 	Cursor string
+	// MaxBytes bounds the stored size of the page's records: the page
+	// ends early, with HasMore and a cursor, once the next record would
+	// take it past the bound; the first record is always included. 0 means
+	// DefaultMaxPageBytes.
+	MaxBytes int
 }
 
 // limit applies the default and checks the range, so every list enforces

@@ -71,30 +71,112 @@ func (p *Provider) UpstreamDialect(d translate.Dialect) translate.Dialect {
 	return translate.Chat
 }
 
-// Price is a price in USD per one million tokens.
+// Price is a price in USD per one million tokens, by token class.
+//
+// Input tokens come in classes that providers price apart: tokens read from
+// the provider's prompt cache, tokens written to it (for its default
+// duration, and for one hour where the provider offers that), and the rest.
+// A nil class price means the provider API's published ratio to the input
+// price (ClassRatios), filled in when the catalog is built; a Price that
+// never went through a catalog bills a nil class at the input price.
 type Price struct {
-	// Input is the price of one million input (prompt) tokens.
+	// Input is the price of one million input (prompt) tokens that are not
+	// read from or written to a prompt cache.
 	Input float64
 	// Output is the price of one million output (completion) tokens.
 	Output float64
+	// CacheRead is the price of one million input tokens read from the
+	// provider's prompt cache (OpenAI: cached input).
+	CacheRead *float64
+	// CacheWrite is the price of one million input tokens written to the
+	// prompt cache for its default duration (Anthropic: 5 minutes).
+	CacheWrite *float64
+	// CacheWrite1h is the price of one million input tokens written to a
+	// one-hour prompt cache (Anthropic's extended cache duration).
+	CacheWrite1h *float64
 }
 
-// Cost is the USD cost of the given usage at this price; nil when the usage
-// is unknown (the gateway never guesses).
+// ClassRatios are a provider API's published prices of the cache classes,
+// as multiples of its input price: Anthropic bills cache reads at 0.1x,
+// 5-minute cache writes at 1.25x and one-hour writes at 2x; OpenAI bills
+// cached input at 0.5x and charges nothing extra to write the cache.
+func ClassRatios(dialect string) (read, write, write1h float64) {
+	if dialect == DialectAnthropic {
+		return 0.1, 1.25, 2
+	}
+	return 0.5, 1, 1
+}
+
+// WithClassDefaults fills the class prices p leaves nil with the ratios of
+// the provider dialect's API (ClassRatios) to p's input price.
+func (p Price) WithClassDefaults(dialect string) Price {
+	read, write, write1h := ClassRatios(dialect)
+	for _, f := range [...]struct {
+		dst   **float64
+		ratio float64
+	}{{&p.CacheRead, read}, {&p.CacheWrite, write}, {&p.CacheWrite1h, write1h}} {
+		if *f.dst == nil {
+			v := p.Input * f.ratio
+			*f.dst = &v
+		}
+	}
+	return p
+}
+
+// class is a class price, or the input price where p leaves it nil.
+func (p Price) class(v *float64) float64 {
+	if v == nil {
+		return p.Input
+	}
+	return *v
+}
+
+// MaxInput is the highest price p puts on an input token of any class:
+// what a worst case must assume before the usage is known.
+func (p Price) MaxInput() float64 {
+	return max(p.Input, p.class(p.CacheRead), p.class(p.CacheWrite), p.class(p.CacheWrite1h))
+}
+
+// Cost is the USD cost of the given usage at this price, each input token
+// at its class's price; nil when the usage is unknown (the gateway never
+// guesses).
 func (p Price) Cost(u translate.Usage) *float64 {
 	if !u.Known {
 		return nil
 	}
-	c := (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output) / 1e6
+	read, write, write1h := u.CacheClasses()
+	plain := max(u.InputTokens-read-write-write1h, 0)
+	c := (float64(plain)*p.Input + float64(read)*p.class(p.CacheRead) + float64(write)*p.class(p.CacheWrite) +
+		float64(write1h)*p.class(p.CacheWrite1h) + float64(u.OutputTokens)*p.Output) / 1e6
 	// Whole pico-dollars: float noise must not show up on a bill.
 	c = math.Round(c*1e12) / 1e12
 	return &c
 }
 
-// valid reports whether both prices are finite and not negative: bills
-// are promised never to exceed direct, which a negative price would break.
+// valid reports whether every price is finite and not negative: bills are
+// promised never to exceed direct, which a negative price would break.
 func (p Price) valid() bool {
-	return p.Input >= 0 && p.Output >= 0 && !math.IsInf(p.Input, 1) && !math.IsInf(p.Output, 1)
+	ok := func(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
+	for _, v := range [...]*float64{p.CacheRead, p.CacheWrite, p.CacheWrite1h} {
+		if v != nil && !ok(*v) {
+			return false
+		}
+	}
+	return ok(p.Input) && ok(p.Output)
+}
+
+// String shows the price as the Caddyfile writes it.
+func (p Price) String() string {
+	s := fmt.Sprintf("%v %v", p.Input, p.Output)
+	for _, c := range [...]struct {
+		name string
+		v    *float64
+	}{{"cache_read", p.CacheRead}, {"cache_write", p.CacheWrite}, {"cache_write_1h", p.CacheWrite1h}} {
+		if c.v != nil {
+			s += fmt.Sprintf(" %s %v", c.name, *c.v)
+		}
+	}
+	return s
 }
 
 // Path is one way to serve a model.
@@ -189,6 +271,14 @@ func NewCatalog(providers []*Provider, models []*Model, disabled map[string]bool
 		if !m.Price.valid() {
 			return nil, fmt.Errorf("model %q: price %v per 1M tokens (want finite and not negative)", m.ID, m.Price)
 		}
+		price := m.Price
+		if pr, ok := c.providers[prov]; ok {
+			price = price.WithClassDefaults(pr.Dialect)
+		} else if len(m.Paths) > 0 {
+			if pr, ok := c.providers[m.Paths[0].Provider]; ok {
+				price = price.WithClassDefaults(pr.Dialect)
+			}
+		}
 		var paths []Path
 		for i, p := range m.Paths {
 			if disabled[p.Provider] {
@@ -203,6 +293,7 @@ func NewCatalog(providers []*Provider, models []*Model, disabled map[string]bool
 			if !p.Cost.valid() {
 				return nil, fmt.Errorf("model %q path %d: cost %v per 1M tokens (want finite and not negative)", m.ID, i, p.Cost)
 			}
+			p.Cost = p.Cost.WithClassDefaults(c.providers[p.Provider].Dialect)
 			if p.ServedBy != "provider" && p.ServedBy != "router_network" {
 				return nil, fmt.Errorf("model %q path %d: served_by %q (want provider or router_network)", m.ID, i, p.ServedBy)
 			}
@@ -223,6 +314,7 @@ func NewCatalog(providers []*Provider, models []*Model, disabled map[string]bool
 			continue
 		}
 		mm := *m
+		mm.Price = price
 		mm.Paths = paths
 		c.models[m.ID] = &mm
 		c.order = append(c.order, &mm)

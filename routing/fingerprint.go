@@ -284,7 +284,9 @@ func cacheFingerprint(f *fingerprintFields, prompt, tier string, tierStrict bool
 			obj = translate.AppendCanonical(obj, m.val)
 			obj = append(obj, ']')
 		default:
-			obj = translate.AppendCanonical(obj, m.val)
+			// Prompt-cache hints (on tools, say) change the price, not
+			// the answer.
+			obj = translate.AppendCanonicalWithoutHints(obj, m.val)
 		}
 	}
 	obj = append(obj, '}')

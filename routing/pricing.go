@@ -160,12 +160,19 @@ func (p Pricing) WorstCase(route Route, inputTokens, outputTokens int64) float64
 	if ref == nil {
 		return 0
 	}
-	bound := Route{Model: ref, Reference: ref, Routed: route.Routed, Tier: route.Tier}
+	// Every input token at the dearest class: a cache write can cost more
+	// than plain input.
+	worst := *ref
+	worst.Price = Price{Input: ref.Price.MaxInput(), Output: ref.Price.Output}
+	bound := Route{Model: &worst, Reference: &worst, Routed: route.Routed, Tier: route.Tier}
 	billed, _ := p.Bill(bound, translate.Usage{InputTokens: int(inputTokens), OutputTokens: int(outputTokens), Known: true})
-	if billed == nil {
+	if billed == nil || *billed == 0 {
 		return 0
 	}
-	return *billed
+	// Rounded up past the next whole nano-dollar (the ledger's unit), so
+	// that float rounding in a bill by class never leaves the reservation
+	// short of it.
+	return math.Ceil(*billed*1e9+1) / 1e9
 }
 
 // EstimateTextTokens is the typical number of tokens of n bytes of text

@@ -128,7 +128,7 @@ func TestBillProperties(t *testing.T) {
 				p.TierMultipliers[tier] = rng.Float64() * 1.5
 			}
 		}
-		usage := translate.Usage{InputTokens: rng.IntN(2_000_000), OutputTokens: rng.IntN(200_000), Known: true}
+		usage := randomUsage(rng)
 		k := Constraints{Dialect: translate.Chat, Tier: Tiers[rng.IntN(len(Tiers))], TierStrict: rng.IntN(4) == 0, ForbidPartner: rng.IntN(3) == 0}
 		g := Gating{}
 		if rng.IntN(2) == 0 {
@@ -161,6 +161,12 @@ func TestBillProperties(t *testing.T) {
 			if want := r.Candidates[0].Path.Cost.Cost(usage); *upstream != *want {
 				t.Fatalf("case %d: upstream %v, served path costs %v", i, *upstream, *want)
 			}
+			// What is reserved before the call covers the bill of any
+			// split of the same tokens into classes.
+			in, out := int64(usage.InputTokens), int64(usage.OutputTokens)
+			if worst := p.WorstCase(r, in, out); pico(worst) < b {
+				t.Fatalf("case %d: worst case %v below the bill %v of %+v", i, worst, *billed, usage)
+			}
 		}
 	}
 	// Guard against a generator that leaves the properties vacuous.
@@ -177,11 +183,11 @@ func randomCatalog(t *testing.T, rng *rand.Rand, price func() float64) (*Catalog
 	var models []*Model
 	var ids []string
 	for m := range 1 + rng.IntN(5) {
-		id := fmt.Sprintf("a/m%d", m)
-		mod := &Model{ID: id, OpenWeight: rng.IntN(2) == 0, Price: Price{Input: price(), Output: price()}}
+		id := fmt.Sprintf("%s/m%d", []string{"a", "b"}[rng.IntN(2)], m)
+		mod := &Model{ID: id, OpenWeight: rng.IntN(2) == 0, Price: randomPrice(rng, price)}
 		for p := range 1 + rng.IntN(4) {
 			path := Path{Provider: "a", UpstreamModel: fmt.Sprintf("m%d-%d", m, p), Quantization: Quantizations[rng.IntN(3)], ServedBy: "provider",
-				Cost: Price{Input: price(), Output: price()}}
+				Cost: randomPrice(rng, price)}
 			if mod.OpenWeight && rng.IntN(2) == 0 {
 				path.Provider, path.ServedBy = "router-net:partner_3", "router_network"
 			} else if rng.IntN(2) == 0 {
@@ -204,6 +210,82 @@ func randomCatalog(t *testing.T, rng *rand.Rand, price func() float64) (*Catalog
 	return c, ids
 }
 
+// randomPrice is a price whose cache classes are each either left to the
+// provider's published ratios or set at random.
+func randomPrice(rng *rand.Rand, price func() float64) Price {
+	p := Price{Input: price(), Output: price()}
+	for _, c := range []**float64{&p.CacheRead, &p.CacheWrite, &p.CacheWrite1h} {
+		if rng.IntN(2) == 0 {
+			v := price()
+			*c = &v
+		}
+	}
+	return p
+}
+
+// randomUsage is a known usage with a random share of its input in each
+// cache class (sometimes none, sometimes nearly all of it, as on agent
+// traffic).
+func randomUsage(rng *rand.Rand) translate.Usage {
+	u := translate.Usage{InputTokens: rng.IntN(2_000_000), OutputTokens: rng.IntN(200_000), Known: true}
+	left := u.InputTokens
+	for _, c := range []*int{&u.CacheReadTokens, &u.CacheWriteTokens, &u.CacheWrite1hTokens} {
+		if left > 0 && rng.IntN(3) > 0 {
+			*c = rng.IntN(left + 1)
+			left -= *c
+		}
+	}
+	return u
+}
+
+// TestClassPricesHandComputed: a bill by token class, to the pico-dollar.
+// An Anthropic model at 3 / 15 USD per 1M input / output tokens takes the
+// published ratios: cache reads 0.30, 5-minute writes 3.75, one-hour writes
+// 6.00. 10,000 input tokens of which 8,000 read, 1,000 written for 5
+// minutes, 500 for one hour (so 500 plain), and 200 output tokens cost
+// 500*3 + 8000*0.3 + 1000*3.75 + 500*6 + 200*15 = 13,650 USD per 1M, so
+// 0.01365 USD; billing all input at the input price would be 0.033.
+func TestClassPricesHandComputed(t *testing.T) {
+	c, err := NewCatalog([]*Provider{{Name: "anthropic", Dialect: DialectAnthropic}, {Name: "openai", Dialect: DialectOpenAI}},
+		[]*Model{
+			{ID: "anthropic/claude", Price: Price{Input: 3, Output: 15}, Paths: []Path{{Provider: "anthropic", UpstreamModel: "claude",
+				Quantization: "full", ServedBy: "provider", Tiers: Tiers, Cost: Price{Input: 3, Output: 15}}}},
+			{ID: "openai/gpt", Price: Price{Input: 2, Output: 8, CacheWrite: ptr(2.5)}, Paths: []Path{{Provider: "openai", UpstreamModel: "gpt",
+				Quantization: "full", ServedBy: "provider", Tiers: Tiers, Cost: Price{Input: 2, Output: 8}}}},
+		}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usage := translate.Usage{InputTokens: 10_000, OutputTokens: 200, CacheReadTokens: 8_000, CacheWriteTokens: 1_000, CacheWrite1hTokens: 500, Known: true}
+	for _, tc := range []struct {
+		model string
+		want  int64 // pico-USD
+	}{
+		{"anthropic/claude", 13_650_000_000},
+		// OpenAI: cached input at half the input price, writes as set
+		// (2.5) or at the input price: 500*2 + 8000*1 + 1000*2.5 + 500*2 + 200*8.
+		{"openai/gpt", 14_100_000_000},
+	} {
+		r, err := c.Select(tc.model, Constraints{Dialect: translate.Chat, Tier: "realtime"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		billed, upstream := Pricing{}.Bill(r, usage)
+		if billed == nil || pico(*billed) != tc.want {
+			t.Errorf("%s: billed %v, want %v pico-USD", tc.model, show(billed), tc.want)
+		}
+		if upstream == nil || (tc.model == "anthropic/claude" && pico(*upstream) != tc.want) {
+			t.Errorf("%s: upstream cost %v", tc.model, show(upstream))
+		}
+		// The reservation assumes every input token at the dearest class
+		// (and one nano-dollar more, against rounding).
+		worst := Pricing{}.WorstCase(r, 10_000, 200)
+		if tc.model == "anthropic/claude" && pico(worst) != (10_000*6+200*15)*1_000_000+1000 {
+			t.Errorf("worst case %v, want every input token at the one-hour write price", worst)
+		}
+	}
+}
+
 // pico returns a cost in whole pico-dollars, the unit bills are kept in.
 func pico(x float64) int64 { return int64(math.Round(x * 1e12)) }
 
@@ -221,4 +303,18 @@ func show(x *float64) string {
 		return "null"
 	}
 	return fmt.Sprint(*x)
+}
+
+// TestReadmeWorkedExample is the README's agent turn: 45,000 input tokens
+// read from the cache, 2,000 written to it, 3,000 other, 800 output, on a
+// 3 / 15 Anthropic model with its class prices written out.
+func TestReadmeWorkedExample(t *testing.T) {
+	p := Price{Input: 3, Output: 15, CacheRead: ptr(0.30), CacheWrite: ptr(3.75), CacheWrite1h: ptr(6)}
+	u := translate.Usage{InputTokens: 50_000, OutputTokens: 800, CacheReadTokens: 45_000, CacheWriteTokens: 2_000, Known: true}
+	if got := p.Cost(u); got == nil || pico(*got) != 42_000_000_000 {
+		t.Fatalf("cost %v, want 0.042", show(got))
+	}
+	if flat := (Price{Input: 3, Output: 15}).Cost(translate.Usage{InputTokens: 50_000, OutputTokens: 800, Known: true}); pico(*flat) != 162_000_000_000 {
+		t.Fatalf("flat cost %v, want 0.162", *flat)
+	}
 }

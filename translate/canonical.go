@@ -19,6 +19,22 @@ import (
 // the gateway's one string encoder, after invalid UTF-8 is replaced by
 // U+FFFD. A missing value is written as null.
 func AppendCanonical(dst []byte, v gjson.Result) []byte {
+	return appendCanonical(dst, v, false)
+}
+
+// CacheHintMember is the member by which a request marks a prompt prefix
+// for the provider's prompt cache (Anthropic cache_control). It changes
+// what the call costs, not what it answers.
+const CacheHintMember = "cache_control"
+
+// AppendCanonicalWithoutHints is AppendCanonical leaving out every
+// CacheHintMember, at any depth: two requests that differ only in their
+// prompt-cache hints are equivalent, and share cache keys.
+func AppendCanonicalWithoutHints(dst []byte, v gjson.Result) []byte {
+	return appendCanonical(dst, v, true)
+}
+
+func appendCanonical(dst []byte, v gjson.Result, noHints bool) []byte {
 	switch v.Type {
 	case gjson.String:
 		return appendCanonicalString(dst, v.Str)
@@ -30,14 +46,14 @@ func AppendCanonical(dst []byte, v gjson.Result) []byte {
 		return append(dst, "false"...)
 	case gjson.JSON:
 		if v.IsArray() {
-			return appendArray(dst, v)
+			return appendArray(dst, v, noHints)
 		}
-		return appendObject(dst, v)
+		return appendObject(dst, v, noHints)
 	}
 	return append(dst, "null"...)
 }
 
-func appendArray(dst []byte, v gjson.Result) []byte {
+func appendArray(dst []byte, v gjson.Result, noHints bool) []byte {
 	dst = append(dst, '[')
 	first := true
 	v.ForEach(func(_, item gjson.Result) bool {
@@ -45,7 +61,7 @@ func appendArray(dst []byte, v gjson.Result) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = AppendCanonical(dst, item)
+		dst = appendCanonical(dst, item, noHints)
 		return true
 	})
 	return append(dst, ']')
@@ -74,12 +90,14 @@ type sortMember struct {
 	value gjson.Result
 }
 
-func appendObject(dst []byte, v gjson.Result) []byte {
+func appendObject(dst []byte, v gjson.Result, noHints bool) []byte {
 	// Most objects have few members: sort them in place on the stack.
 	var buf [16]sortMember
 	ms := buf[:0]
 	v.ForEach(func(k, item gjson.Result) bool {
-		ms = append(ms, sortMember{validUTF8(k.Str), item})
+		if !noHints || k.Str != CacheHintMember {
+			ms = append(ms, sortMember{validUTF8(k.Str), item})
+		}
 		return true
 	})
 	slices.SortStableFunc(ms, func(a, b sortMember) int { return strings.Compare(a.key, b.key) })
@@ -90,7 +108,7 @@ func appendObject(dst []byte, v gjson.Result) []byte {
 		}
 		dst = appendCanonicalString(dst, m.key)
 		dst = append(dst, ':')
-		dst = AppendCanonical(dst, m.value)
+		dst = appendCanonical(dst, m.value, noHints)
 	}
 	return append(dst, '}')
 }

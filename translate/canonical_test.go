@@ -132,3 +132,16 @@ func FuzzAppendCanonical(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendCanonicalWithoutHints: cache_control members go at any depth,
+// every other member stays.
+func TestAppendCanonicalWithoutHints(t *testing.T) {
+	in := `{"b":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}],"cache_control":1,"a":{"cache_control":null,"k":"v"}}`
+	want := `{"a":{"k":"v"},"b":[{"text":"x","type":"text"}]}`
+	if got := string(AppendCanonicalWithoutHints(nil, gjson.Parse(in))); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if got := string(AppendCanonical(nil, gjson.Parse(in))); !strings.Contains(got, "cache_control") {
+		t.Errorf("AppendCanonical dropped a hint: %s", got)
+	}
+}

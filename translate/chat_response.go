@@ -46,17 +46,22 @@ func readChatAnswer(body []byte) chatAnswer {
 		return true
 	})
 	if usage.IsObject() {
-		var in, out gjson.Result
+		var in, out, details gjson.Result
 		usage.ForEach(func(k, v gjson.Result) bool {
 			switch k.Str {
 			case "prompt_tokens":
 				setOnce(&in, v)
 			case "completion_tokens":
 				setOnce(&out, v)
+			case "prompt_tokens_details":
+				setOnce(&details, v)
 			}
 			return true
 		})
 		rep.usage = Usage{InputTokens: int(in.Int()), OutputTokens: int(out.Int()), Known: in.Exists() || out.Exists()}
+		if details.IsObject() {
+			rep.usage.CacheReadTokens = int(details.Get("cached_tokens").Int())
+		}
 	}
 	choice := choices.Get("0")
 	rep.result.FinishReason = choice.Get("finish_reason").String()
@@ -148,6 +153,11 @@ func AppendChatCompletion(dst []byte, id, model string, created int64, u Usage, 
 		dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
 		dst = append(dst, `,"total_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(u.InputTokens+u.OutputTokens), 10)
+		if u.CacheReadTokens > 0 {
+			dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
+			dst = strconv.AppendInt(dst, int64(u.CacheReadTokens), 10)
+			dst = append(dst, '}')
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')

@@ -24,6 +24,8 @@ type ChatStream struct {
 	done   bool
 	// failed is set by an upstream error chunk: the stream ends there.
 	failed bool
+	// err is the malformed upstream chunk that broke the stream.
+	err error
 	// text accumulates the assistant text; Result copies it out once.
 	text  []byte
 	calls []toolCallBuf
@@ -41,9 +43,11 @@ func NewChatStream(id, model string, includeUsage bool) *ChatStream {
 	return &ChatStream{id: id, model: model, includeUsage: includeUsage}
 }
 
-// Event implements ClientStream.
+// Event implements ClientStream. A chunk that is not a JSON object, or
+// whose choices are not what chunks carry, is not passed on: it breaks the
+// stream (see Err).
 func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
-	if s.failed {
+	if s.failed || s.err != nil {
 		return dst
 	}
 	if string(data) == "[DONE]" {
@@ -55,7 +59,12 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 	// the few strings kept past this call are cloned.
 	var id, model, created, usage, choices gjson.Result
 	hasError := false
-	gjson.Parse(bodyString(data)).ForEach(func(k, v gjson.Result) bool {
+	// The same pass checks the chunk's framing: a chunk cut short, run
+	// together with another or not JSON at all is told from a whole one
+	// without a second pass over it.
+	frame := newObjectFrame(data)
+	root := gjson.Parse(bodyString(data))
+	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "id":
 			id = v
@@ -70,14 +79,26 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 		case "error":
 			hasError = true
 		}
-		return true
+		return frame.member(&k, &v)
 	})
+	if !frame.closed() {
+		// The rare case pays for telling the two apart.
+		s.err = errNotJSON
+		if root.Exists() && !root.IsObject() && gjson.ValidBytes(data) {
+			s.err = errNotObject
+		}
+		return dst
+	}
 	if hasError {
 		// An upstream error inside the stream is passed on as it came, as
 		// the stream's last event: what was held goes first.
 		dst = s.flushHeld(dst)
 		s.failed = true
 		return AppendSSE(dst, "", data)
+	}
+	if !choices.IsArray() && choices.Type != gjson.Null && choices.Exists() {
+		s.err = lacks(chunkType, "choices", choices)
+		return dst
 	}
 	if s.created == 0 {
 		s.created = created.Int()
@@ -86,18 +107,27 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 	hasUsage := usage.IsObject()
 	if hasUsage {
 		s.usage = Usage{
-			InputTokens:  int(usage.Get("prompt_tokens").Int()),
-			OutputTokens: int(usage.Get("completion_tokens").Int()),
-			Known:        true,
+			InputTokens:     int(usage.Get("prompt_tokens").Int()),
+			OutputTokens:    int(usage.Get("completion_tokens").Int()),
+			CacheReadTokens: int(usage.Get("prompt_tokens_details.cached_tokens").Int()),
+			Known:           true,
 		}
 		final = true
 	}
 	usageOnly := true
 	choices.ForEach(func(_, c gjson.Result) bool {
 		usageOnly = false
+		if !c.IsObject() {
+			s.err = malformed(chunkType, "has a choice that is not an object")
+			return false
+		}
 		c.ForEach(func(k, v gjson.Result) bool {
 			switch k.Str {
 			case "delta":
+				if !v.IsObject() && v.Type != gjson.Null {
+					s.err = lacks(chunkType, "choices.delta", v)
+					return false
+				}
 				v.ForEach(func(k, v gjson.Result) bool {
 					switch k.Str {
 					case "content":
@@ -122,6 +152,9 @@ func (s *ChatStream) Event(dst []byte, _ string, data []byte) []byte {
 		})
 		return true
 	})
+	if s.err != nil {
+		return dst
+	}
 	if usageOnly && !s.includeUsage {
 		return dst
 	}
@@ -194,14 +227,22 @@ func (s *ChatStream) Result() *Result {
 // Done implements ClientStream.
 func (s *ChatStream) Done() bool { return s.done }
 
-// Failed reports whether the upstream sent an error inside the stream.
+// Failed reports whether the stream ended with an error chunk: one the
+// upstream sent inside the stream, or Fail's.
 func (s *ChatStream) Failed() bool { return s.failed }
 
+// Err implements ClientStream.
+func (s *ChatStream) Err() error { return s.err }
+
 // Close implements ClientStream. After an upstream error it adds nothing:
-// the error stays the last event and no [DONE] follows.
+// the error stays the last event and no [DONE] follows. A stream broken by a
+// malformed chunk (Err) ends with Fail's error chunk instead.
 func (s *ChatStream) Close(dst []byte, delivery []byte) []byte {
 	if s.failed {
 		return dst
+	}
+	if s.err != nil {
+		return s.Fail(dst, s.err.Error())
 	}
 	if len(s.held) == 0 {
 		// The upstream ended without a final chunk: make one to carry delivery.
@@ -234,6 +275,10 @@ func (s *ChatStream) syntheticChunk() []byte {
 // error object in the form OpenAI uses inside streams. No [DONE] follows, so
 // clients see the stream as failed rather than complete.
 func (s *ChatStream) Fail(dst []byte, message string) []byte {
+	if s.failed {
+		return dst
+	}
+	s.failed = true
 	for _, h := range s.held {
 		dst = AppendSSE(dst, "", h)
 	}

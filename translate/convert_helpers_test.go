@@ -131,6 +131,7 @@ func (r *recorder) toolArgs(key int, s string, _ Emit) {
 func (r *recorder) endBlock(Emit)                   {}
 func (r *recorder) setFinish(reason string, _ Emit) { r.reason = reason }
 func (r *recorder) setUsage(u tokenUsage)           { r.usage = u }
+func (r *recorder) reported() tokenUsage            { return r.usage }
 func (r *recorder) finish(Emit)                     { r.finished++ }
 
 // parserFor returns a fresh parser of a dialect's stream.

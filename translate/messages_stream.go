@@ -24,6 +24,8 @@ type MessagesStream struct {
 	// failed is set once an error event has been written: it ends the
 	// stream, and nothing may follow it.
 	failed bool
+	// err is the malformed upstream event that broke the stream.
+	err    error
 	text   []byte
 	calls  []blockCall
 	usage  Usage
@@ -43,28 +45,40 @@ func NewMessagesStream(id, model string) *MessagesStream {
 	return &MessagesStream{id: id, model: model, openBlock: -1}
 }
 
-// Event implements ClientStream. Events whose data is not JSON are dropped:
-// passed on, they would only break the client's parser.
+// Event implements ClientStream. An event that is not JSON, or lacks what
+// its type needs, is not passed on: it breaks the stream (see Err).
 func (s *MessagesStream) Event(dst []byte, event string, data []byte) []byte {
+	if s.err != nil {
+		return dst
+	}
 	if !gjson.ValidBytes(data) {
+		s.err = errNotJSON
 		return dst
 	}
 	data = singleLine(data)
 	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		s.err = errNotObject
+		return dst
+	}
 	typ := root.Get("type").Str
 	if typ == "" {
 		typ = event
 	}
+	index, member, err := messagesEventMembers(typ, root)
+	if err != nil {
+		s.err = err
+		return dst
+	}
 	switch typ {
 	case "message_start":
 		s.started = true
-		msg := root.Get("message")
+		msg := member
 		s.usage = countedUsage(anthropicUsage(msg.Get("usage")))
 		data = setStrings(data, "message.id", s.id, "message.model", s.model)
 	case "content_block_start":
-		index := int(root.Get("index").Int())
 		s.openBlock = index
-		cb := root.Get("content_block")
+		cb := member
 		switch cb.Get("type").Str {
 		case "text":
 			s.text = append(s.text, cb.Get("text").Str...)
@@ -76,25 +90,27 @@ func (s *MessagesStream) Event(dst []byte, event string, data []byte) []byte {
 			s.calls = append(s.calls, c)
 		}
 	case "content_block_delta":
-		delta := root.Get("delta")
+		delta := member
 		switch delta.Get("type").Str {
 		case "text_delta":
 			s.text = append(s.text, delta.Get("text").Str...)
 		case "input_json_delta":
-			if c := s.call(int(root.Get("index").Int())); c != nil {
+			if c := s.call(index); c != nil {
 				c.args = append(c.args, delta.Get("partial_json").Str...)
 			}
 		}
 	case "content_block_stop":
 		s.openBlock = -1
 	case "message_delta":
-		if sr := root.Get("delta.stop_reason").Str; sr != "" {
+		if sr := member.Get("stop_reason").Str; sr != "" {
 			s.result.FinishReason = chatFinishFromAnthropic(sr)
 		}
 		if u := root.Get("usage"); u.IsObject() {
 			d := anthropicUsage(u)
 			if !u.Get("input_tokens").Exists() {
-				d.input = int64(s.usage.InputTokens)
+				// The input, by class, came with message_start.
+				start := tokenUsageOf(s.usage)
+				d.input, d.cached, d.cacheWrite, d.cacheWrite1h = start.input, start.cached, start.cacheWrite, start.cacheWrite1h
 			}
 			s.usage = countedUsage(d)
 		}
@@ -118,7 +134,8 @@ func countedUsage(u tokenUsage) Usage {
 	if u.input == 0 && u.output == 0 {
 		return Usage{}
 	}
-	return Usage{InputTokens: int(u.input), OutputTokens: int(u.output), Known: true}
+	u.known = true
+	return u.usage()
 }
 
 func (s *MessagesStream) call(index int) *blockCall {
@@ -146,11 +163,18 @@ func (s *MessagesStream) Result() *Result {
 // Done implements ClientStream: message_stop has been seen.
 func (s *MessagesStream) Done() bool { return s.stopped }
 
+// Err implements ClientStream.
+func (s *MessagesStream) Err() error { return s.err }
+
 // Close implements ClientStream. After an upstream error event it writes
-// nothing: the error already ended the stream.
+// nothing: the error already ended the stream. A stream broken by a
+// malformed event (Err) ends with Fail's error event instead.
 func (s *MessagesStream) Close(dst []byte, delivery []byte) []byte {
 	if s.failed {
 		return dst
+	}
+	if s.err != nil {
+		return s.Fail(dst, s.err.Error())
 	}
 	dst = s.closeBlocks(dst)
 	delta := s.held

@@ -32,17 +32,34 @@ type replyItem struct {
 }
 
 // tokenUsage is token accounting as the OpenAI shapes count it: input
-// includes the tokens served from a prompt cache, cached says how many were.
+// includes the tokens served from a prompt cache (cached says how many
+// were) and those written to it (cacheWrite for the cache's default
+// duration, cacheWrite1h for one hour).
 type tokenUsage struct {
-	input  int64
-	output int64
-	cached int64
-	known  bool
+	input        int64
+	output       int64
+	cached       int64
+	cacheWrite   int64
+	cacheWrite1h int64
+	known        bool
 }
 
 // usage returns the gateway's view of the token counts.
 func (u tokenUsage) usage() Usage {
-	return Usage{InputTokens: int(u.input), OutputTokens: int(u.output), Known: u.known}
+	return Usage{InputTokens: int(u.input), OutputTokens: int(u.output), CacheReadTokens: int(u.cached),
+		CacheWriteTokens: int(u.cacheWrite), CacheWrite1hTokens: int(u.cacheWrite1h), Known: u.known}
+}
+
+// uncached is the input that is neither read from nor written to a prompt
+// cache: what the messages shape calls input_tokens.
+func (u tokenUsage) uncached() int64 {
+	return max(u.input-u.cached-u.cacheWrite-u.cacheWrite1h, 0)
+}
+
+// tokenUsageOf is the neutral form of a Usage.
+func tokenUsageOf(u Usage) tokenUsage {
+	return tokenUsage{input: int64(u.InputTokens), output: int64(u.OutputTokens), cached: int64(u.CacheReadTokens),
+		cacheWrite: int64(u.CacheWriteTokens), cacheWrite1h: int64(u.CacheWrite1hTokens), known: u.Known}
 }
 
 // result returns what the assistant produced.

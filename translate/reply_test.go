@@ -14,7 +14,8 @@ func TestReplyResult(t *testing.T) {
 	if len(r.items) != 3 || res.Text != "Let me check.Done." || len(res.ToolCalls) != 1 || res.ToolCalls[0].ID != "c1" || !r.calledTools() {
 		t.Errorf("items %+v result %+v", r.items, res)
 	}
-	if u := (tokenUsage{input: 5, output: 2, cached: 1, known: true}).usage(); u != (Usage{InputTokens: 5, OutputTokens: 2, Known: true}) {
+	if u := (tokenUsage{input: 9, output: 2, cached: 1, cacheWrite: 3, cacheWrite1h: 4, known: true}).usage(); u != (Usage{InputTokens: 9, OutputTokens: 2,
+		CacheReadTokens: 1, CacheWriteTokens: 3, CacheWrite1hTokens: 4, Known: true}) {
 		t.Errorf("usage %+v", u)
 	}
 }

@@ -37,10 +37,16 @@ func anthropicUsage(u gjson.Result) tokenUsage {
 	}
 	in, out := u.Get("input_tokens"), u.Get("output_tokens")
 	cached := u.Get("cache_read_input_tokens").Int()
+	written := u.Get("cache_creation_input_tokens").Int()
+	// cache_creation splits the writes by cache duration; without it they
+	// are all of the default (5-minute) duration.
+	hour := min(max(u.Get("cache_creation.ephemeral_1h_input_tokens").Int(), 0), written)
 	return tokenUsage{
-		input:  in.Int() + u.Get("cache_creation_input_tokens").Int() + cached,
-		output: out.Int(),
-		cached: cached,
-		known:  in.Exists() || out.Exists(),
+		input:        in.Int() + written + cached,
+		output:       out.Int(),
+		cached:       cached,
+		cacheWrite:   written - hour,
+		cacheWrite1h: hour,
+		known:        in.Exists() || out.Exists(),
 	}
 }

@@ -30,7 +30,7 @@ func TestReadMessagesReplyThinkingAndCache(t *testing.T) {
 	if res := r.result(); res.Text != "Four." || res.FinishReason != "content_filter" {
 		t.Errorf("result %+v", res)
 	}
-	if r.usage != (tokenUsage{input: 2105, output: 3, cached: 2000, known: true}) {
+	if r.usage != (tokenUsage{input: 2105, output: 3, cached: 2000, cacheWrite: 100, known: true}) {
 		t.Errorf("usage %+v", r.usage)
 	}
 }

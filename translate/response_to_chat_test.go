@@ -46,7 +46,7 @@ func TestResponsesResponseToChat(t *testing.T) {
 	convAbsent(t, out, "choices.0.message.tool_calls")
 	convWant(t, out, "choices.0.finish_reason", "stop")
 	convWant(t, out, "usage", `{"prompt_tokens":12033,"completion_tokens":44,"total_tokens":12077,"prompt_tokens_details":{"cached_tokens":11904}}`)
-	if u != (Usage{InputTokens: 12033, OutputTokens: 44, Known: true}) {
+	if u != (Usage{InputTokens: 12033, OutputTokens: 44, CacheReadTokens: 11904, Known: true}) {
 		t.Errorf("usage %+v", u)
 	}
 

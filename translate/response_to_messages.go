@@ -35,15 +35,34 @@ func appendMessagesReply(dst []byte, r *reply) []byte {
 }
 
 // appendAnthropicUsage writes a messages-shape usage object: input_tokens
-// without the cached prompt tokens, which go in cache_read_input_tokens.
+// without the prompt tokens read from or written to the cache, which go in
+// cache_read_input_tokens and cache_creation_input_tokens.
 func appendAnthropicUsage(dst []byte, u tokenUsage) []byte {
-	dst = append(dst, `{"input_tokens":`...)
-	dst = strconv.AppendInt(dst, max(u.input-u.cached, 0), 10)
+	dst = appendAnthropicInput(append(dst, '{'), u)
+	dst = append(dst, `,"output_tokens":`...)
+	dst = strconv.AppendInt(dst, u.output, 10)
+	return append(dst, '}')
+}
+
+// appendAnthropicInput writes the input members of a messages-shape usage
+// object: input_tokens and, when there are any, the cache classes.
+func appendAnthropicInput(dst []byte, u tokenUsage) []byte {
+	dst = append(dst, `"input_tokens":`...)
+	dst = strconv.AppendInt(dst, u.uncached(), 10)
+	if written := u.cacheWrite + u.cacheWrite1h; written > 0 {
+		dst = append(dst, `,"cache_creation_input_tokens":`...)
+		dst = strconv.AppendInt(dst, written, 10)
+		if u.cacheWrite1h > 0 {
+			dst = append(dst, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
+			dst = strconv.AppendInt(dst, u.cacheWrite, 10)
+			dst = append(dst, `,"ephemeral_1h_input_tokens":`...)
+			dst = strconv.AppendInt(dst, u.cacheWrite1h, 10)
+			dst = append(dst, '}')
+		}
+	}
 	if u.cached > 0 {
 		dst = append(dst, `,"cache_read_input_tokens":`...)
 		dst = strconv.AppendInt(dst, u.cached, 10)
 	}
-	dst = append(dst, `,"output_tokens":`...)
-	dst = strconv.AppendInt(dst, u.output, 10)
-	return append(dst, '}')
+	return dst
 }

@@ -20,7 +20,9 @@ type ResponsesStream struct {
 	terminal bool
 	// failed is set once an error event has been written: it ends the
 	// stream, and nothing may follow it.
-	failed   bool
+	failed bool
+	// err is the malformed upstream event that broke the stream.
+	err      error
 	created  int64
 	seq      int64
 	items    []trackedItem
@@ -50,34 +52,63 @@ func NewResponsesStream(id, model string) *ResponsesStream {
 	return &ResponsesStream{id: id, model: model, seq: -1}
 }
 
-// Event implements ClientStream. Events whose data is not JSON are dropped:
-// passed on, they would only break the client's parser.
+// Event implements ClientStream. An event that is not JSON, or lacks what
+// its type needs, is not passed on: it breaks the stream (see Err).
 func (s *ResponsesStream) Event(dst []byte, event string, data []byte) []byte {
+	if s.err != nil {
+		return dst
+	}
 	if !gjson.ValidBytes(data) {
+		s.err = errNotJSON
 		return dst
 	}
 	data = singleLine(data)
 	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		s.err = errNotObject
+		return dst
+	}
 	typ := root.Get("type").Str
 	if typ == "" {
 		typ = event
 	}
+	resp, idx := root.Get("response"), root.Get("output_index")
+	// The member each type needs is read once, and checked before anything
+	// of the event is taken in.
+	var member gjson.Result
+	var err error
+	switch typ {
+	case "response.created", "response.in_progress", "response.queued", "response.completed", "response.incomplete":
+		err = wants(typ, "response", resp, gjson.JSON)
+	case "response.output_item.added", "response.output_item.done":
+		member = root.Get("item")
+		err = wantsItem(typ, idx, "item", member, gjson.JSON)
+	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta":
+		member = root.Get("delta")
+		err = wantsItem(typ, idx, "delta", member, gjson.String)
+	case "response.function_call_arguments.done":
+		member = root.Get("arguments")
+		err = wantsItem(typ, idx, "arguments", member, gjson.String)
+	}
+	if err != nil {
+		s.err = err
+		return dst
+	}
 	if n := root.Get("sequence_number"); n.Type == gjson.Number && n.Int() > s.seq {
 		s.seq = n.Int()
 	}
-	resp := root.Get("response")
 	if resp.IsObject() {
 		data = setStrings(data, "response.id", s.id, "response.model", s.model)
 		if s.created == 0 {
 			s.created = resp.Get("created_at").Int()
 		}
 	}
-	index := int(root.Get("output_index").Int())
+	index := int(idx.Int())
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
 		s.started = true
 	case "response.output_item.added":
-		s.trackItem(index, root.Get("item"))
+		s.trackItem(index, member)
 	case "response.content_part.added":
 		if it := s.item(index); it != nil {
 			it.partOpen = true
@@ -87,21 +118,20 @@ func (s *ResponsesStream) Event(dst []byte, event string, data []byte) []byte {
 			it.partOpen = false
 		}
 	case "response.output_text.delta", "response.refusal.delta":
-		d := root.Get("delta").Str
 		if it := s.item(index); it != nil {
-			it.buf = append(it.buf, d...)
+			it.buf = append(it.buf, member.Str...)
 			it.streamed = true
 		}
 	case "response.function_call_arguments.delta":
 		if it := s.item(index); it != nil {
-			it.buf = append(it.buf, root.Get("delta").Str...)
+			it.buf = append(it.buf, member.Str...)
 		}
 	case "response.function_call_arguments.done":
 		if it := s.item(index); it != nil {
-			it.buf = append(it.buf[:0], root.Get("arguments").Str...)
+			it.buf = append(it.buf[:0], member.Str...)
 		}
 	case "response.output_item.done":
-		item := root.Get("item")
+		item := member
 		it := s.item(index)
 		if it == nil {
 			it = s.trackItem(index, item)
@@ -197,11 +227,18 @@ func (s *ResponsesStream) next() int64 {
 	return s.seq
 }
 
+// Err implements ClientStream.
+func (s *ResponsesStream) Err() error { return s.err }
+
 // Close implements ClientStream. After an upstream error event it writes
-// nothing: the error already ended the stream.
+// nothing: the error already ended the stream. A stream broken by a
+// malformed event (Err) ends with Fail's error event instead.
 func (s *ResponsesStream) Close(dst []byte, delivery []byte) []byte {
 	if s.failed {
 		return dst
+	}
+	if s.err != nil {
+		return s.Fail(dst, s.err.Error())
 	}
 	if s.held == nil {
 		dst = s.finishItems(dst)
@@ -218,12 +255,7 @@ func (s *ResponsesStream) Close(dst []byte, delivery []byte) []byte {
 // finishItems writes the response.created and item done events an upstream
 // that ended early did not send.
 func (s *ResponsesStream) finishItems(dst []byte) []byte {
-	if !s.started {
-		s.started = true
-		b := s.event("response.created")
-		b = s.appendResponse(append(b, `,"response":`...), "in_progress", false)
-		dst = AppendSSE(dst, "response.created", append(b, '}'))
-	}
+	dst = s.begin(dst)
 	for i := range s.items {
 		it := &s.items[i]
 		if it.done || !it.tracked {
@@ -251,6 +283,17 @@ func (s *ResponsesStream) finishItems(dst []byte) []byte {
 	return dst
 }
 
+// begin writes the response.created of a stream whose upstream sent none.
+func (s *ResponsesStream) begin(dst []byte) []byte {
+	if s.started {
+		return dst
+	}
+	s.started = true
+	b := s.event("response.created")
+	b = s.appendResponse(append(b, `,"response":`...), "in_progress", false, "")
+	return AppendSSE(dst, "response.created", append(b, '}'))
+}
+
 // syntheticCompleted is the response.completed of a stream whose upstream
 // sent no terminal event.
 func (s *ResponsesStream) syntheticCompleted() []byte {
@@ -259,7 +302,7 @@ func (s *ResponsesStream) syntheticCompleted() []byte {
 		s.result.FinishReason = chatFinishFromResponses(status, "", s.calledTools())
 	}
 	b := s.event("response.completed")
-	b = s.appendResponse(append(b, `,"response":`...), status, true)
+	b = s.appendResponse(append(b, `,"response":`...), status, true, "")
 	return append(b, '}')
 }
 
@@ -278,12 +321,19 @@ func (s *ResponsesStream) itemEvent(typ string, i int) []byte {
 	return strconv.AppendInt(append(b, `,"output_index":`...), int64(i), 10)
 }
 
-// appendResponse writes the response object as the stream has seen it.
-func (s *ResponsesStream) appendResponse(b []byte, status string, withOutput bool) []byte {
+// appendResponse writes the response object as the stream has seen it. A
+// failure message makes it a failed response's, with that error.
+func (s *ResponsesStream) appendResponse(b []byte, status string, withOutput bool, failure string) []byte {
 	b = AppendJSONString(append(b, `{"id":`...), s.id)
 	b = strconv.AppendInt(append(b, `,"object":"response","created_at":`...), createdOr(s.created), 10)
 	b = appendStringField(b, "status", status)
-	b = append(b, `,"error":null,"incomplete_details":null`...)
+	if failure != "" {
+		b = append(b, `,"error":{"code":"server_error","message":`...)
+		b = AppendJSONString(b, failure)
+		b = append(b, `},"incomplete_details":null`...)
+	} else {
+		b = append(b, `,"error":null,"incomplete_details":null`...)
+	}
 	b = appendStringField(b, "model", s.model)
 	b = append(b, `,"output":[`...)
 	if withOutput {
@@ -295,30 +345,42 @@ func (s *ResponsesStream) appendResponse(b []byte, status string, withOutput boo
 	}
 	b = append(b, `],"usage":`...)
 	if withOutput && s.usage.Known {
-		b = appendResponsesUsage(b, tokenUsage{input: int64(s.usage.InputTokens), output: int64(s.usage.OutputTokens), known: true})
+		b = appendResponsesUsage(b, tokenUsageOf(s.usage))
 	} else {
 		b = append(b, "null"...)
 	}
 	return append(b, '}')
 }
 
-// appendItem writes a tracked item as a completed output item.
+// appendItem writes a tracked item as an output item: completed once it is
+// done, incomplete before (in a failed response).
 func (s *ResponsesStream) appendItem(b []byte, it *trackedItem) []byte {
 	b = AppendJSONString(append(b, `{"id":`...), it.id)
+	status := "incomplete"
+	if it.done {
+		status = "completed"
+	}
 	if it.call {
-		b = append(b, `,"type":"function_call","status":"completed","arguments":`...)
-		b = AppendJSONString(b, string(it.buf))
+		b = append(b, `,"type":"function_call"`...)
+		b = appendStringField(b, "status", status)
+		b = AppendJSONString(append(b, `,"arguments":`...), string(it.buf))
 		b = appendStringField(b, "call_id", it.callID)
 		b = appendStringField(b, "name", it.name)
 		return append(b, '}')
 	}
-	b = append(b, `,"type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":`...)
+	b = append(b, `,"type":"message"`...)
+	b = appendStringField(b, "status", status)
+	b = append(b, `,"role":"assistant","content":[{"type":"output_text","annotations":[],"text":`...)
 	b = AppendJSONString(b, string(it.buf))
 	return append(b, "}]}"...)
 }
 
-// Fail implements ClientStream: a held terminal event is sent as it is, then
-// the error event of the responses shape, numbered after the last event.
+// Fail implements ClientStream: the stream ends with response.failed, the
+// terminal event of a response that failed, carrying the message and the
+// output so far. No response.completed follows, so clients see the
+// response as failed rather than complete. When the upstream's own
+// terminal event had come before the break, it is sent as it is and the
+// responses shape's error event follows it.
 func (s *ResponsesStream) Fail(dst []byte, message string) []byte {
 	if s.failed {
 		return dst
@@ -327,12 +389,16 @@ func (s *ResponsesStream) Fail(dst []byte, message string) []byte {
 	if s.held != nil {
 		dst = AppendSSE(dst, s.heldType, s.held)
 		s.held = nil
+		b := append(make([]byte, 0, 128+len(message)), `{"type":"error","code":"upstream_stream_error","message":`...)
+		b = AppendJSONString(b, message)
+		b = append(b, `,"param":null,"sequence_number":`...)
+		b = strconv.AppendInt(b, s.next(), 10)
+		return AppendSSE(dst, "error", append(b, '}'))
 	}
-	b := append(make([]byte, 0, 128+len(message)), `{"type":"error","code":"upstream_stream_error","message":`...)
-	b = AppendJSONString(b, message)
-	b = append(b, `,"param":null,"sequence_number":`...)
-	b = strconv.AppendInt(b, s.next(), 10)
-	return AppendSSE(dst, "error", append(b, '}'))
+	dst = s.begin(dst)
+	b := s.event("response.failed")
+	b = s.appendResponse(append(b, `,"response":`...), "failed", true, message)
+	return AppendSSE(dst, "response.failed", append(b, '}'))
 }
 
 var _ ClientStream = (*ResponsesStream)(nil)

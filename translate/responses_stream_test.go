@@ -97,11 +97,39 @@ func TestResponsesStreamFail(t *testing.T) {
 	out := feedFixture(t, s, "responses_stream_text.sse", 6)
 	events := readSSE(t, s.Fail(out, "upstream reset the connection"))
 	last := events[len(events)-1]
-	if last.name != "error" {
+	if last.name != "response.failed" {
 		t.Fatalf("last event %s", last.name)
 	}
-	if last.data != `{"type":"error","code":"upstream_stream_error","message":"upstream reset the connection","param":null,"sequence_number":6}` {
-		t.Errorf("error data %s", last.data)
+	data := []byte(last.data)
+	convWant(t, data, "type", "response.failed")
+	convWant(t, data, "sequence_number", "6")
+	convWant(t, data, "response.id", "resp_gw4")
+	convWant(t, data, "response.model", "router-1")
+	convWant(t, data, "response.status", "failed")
+	convWant(t, data, "response.error.code", "server_error")
+	convWant(t, data, "response.error.message", "upstream reset the connection")
+	// The output so far is kept, marked incomplete.
+	convWant(t, data, "response.output.0.status", "incomplete")
+	if got := gjson.GetBytes(data, "response.output.0.content.0.text").Str; got == "" {
+		t.Errorf("no partial text in %s", data)
+	}
+	if got := s.Fail(nil, "again"); len(got) != 0 {
+		t.Errorf("a second Fail wrote %q", got)
+	}
+	if got := s.Close(nil, nil); len(got) != 0 {
+		t.Errorf("Close after Fail wrote %q", got)
+	}
+}
+
+func TestResponsesStreamFailAfterTerminal(t *testing.T) {
+	// The upstream's response.completed came, then the stream broke: the
+	// held event goes out as it is, and the error event follows it.
+	s := NewResponsesStream("resp_gw7", "router-1")
+	out := feedFixture(t, s, "responses_stream_text.sse", -1)
+	events := readSSE(t, s.Fail(out, "cut"))
+	n := len(events)
+	if events[n-2].name != "response.completed" || events[n-1].name != "error" || gjson.Get(events[n-1].data, "message").Str != "cut" {
+		t.Fatalf("last events %v", events[n-2:])
 	}
 }
 

@@ -4,9 +4,35 @@ package translate
 // Known is false when the upstream sent no usage, in which case the gateway
 // reports cost as null rather than guessing.
 type Usage struct {
-	InputTokens  int
+	// InputTokens counts every input token, the cache classes below
+	// included (as OpenAI's prompt_tokens does).
+	InputTokens int
+	// OutputTokens counts the output tokens.
 	OutputTokens int
-	Known        bool
+	// CacheReadTokens are the input tokens read from the provider's prompt
+	// cache (OpenAI cached_tokens, Anthropic cache_read_input_tokens).
+	CacheReadTokens int
+	// CacheWriteTokens are the input tokens written to the prompt cache
+	// for its default duration (Anthropic cache_creation_input_tokens, 5
+	// minutes).
+	CacheWriteTokens int
+	// CacheWrite1hTokens are the input tokens written to a one-hour prompt
+	// cache (Anthropic cache_creation.ephemeral_1h_input_tokens).
+	CacheWrite1hTokens int
+	// Known is false when the upstream reported no usage.
+	Known bool
+}
+
+// CacheClasses returns the cache classes of the input, each clamped so that
+// together they never exceed InputTokens, whatever an upstream reported.
+func (u Usage) CacheClasses() (read, write, write1h int) {
+	left := max(u.InputTokens, 0)
+	read = min(max(u.CacheReadTokens, 0), left)
+	left -= read
+	write = min(max(u.CacheWriteTokens, 0), left)
+	left -= write
+	write1h = min(max(u.CacheWrite1hTokens, 0), left)
+	return read, write, write1h
 }
 
 // ToolCall is one tool invocation produced by the assistant. Arguments is the

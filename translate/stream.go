@@ -18,11 +18,17 @@ type Emit func(event string, data []byte)
 // Transcoder converts one upstream stream into the client's dialect, event by
 // event, emitting client events as soon as they can be formed.
 type Transcoder interface {
-	// Event converts one upstream event.
+	// Event converts one upstream event. It returns an error, and the
+	// stream cannot go on, when the upstream reports a failure or sends an
+	// event it cannot read (see ErrMalformedEvent).
 	Event(ev SSEEvent, emit Emit) error
 	// End is called once when the upstream stream ends cleanly; it emits any
 	// closing events the client dialect needs that the upstream did not send.
 	End(emit Emit) error
+	// Usage is the usage the upstream has reported so far, by token class:
+	// the client's shape may have no field for some classes (chat has none
+	// for cache writes), so billing reads it here.
+	Usage() Usage
 }
 
 // ClientStream writes a client-shape event stream.
@@ -37,6 +43,10 @@ type ClientStream interface {
 	Result() *Result
 	// Done reports whether the stream's terminal event has been seen.
 	Done() bool
+	// Err is the upstream defect that broke the stream, an event it could
+	// not pass on (see ErrMalformedEvent), or nil. Once it is set, Event
+	// ignores further events, and the caller ends the stream with Fail.
+	Err() error
 	// Close appends the held events with delivery (a raw JSON object, or nil
 	// for none) attached, and the stream's terminator.
 	Close(dst []byte, delivery []byte) []byte

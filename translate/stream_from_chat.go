@@ -12,6 +12,9 @@ type chatStreamParser struct {
 	finish  bool
 }
 
+// chunkType names chat chunks in errors.
+const chunkType = "chat.completion.chunk"
+
 // startedCall is a tool call whose first fragment has been seen.
 type startedCall struct {
 	key int
@@ -23,22 +26,34 @@ func (p *chatStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
 		w.finish(emit)
 		return nil
 	}
-	if !gjson.ValidBytes(ev.Data) {
-		return errNotJSON
+	root, err := readEvent(ev.Data)
+	if err != nil {
+		return err
 	}
-	root := gjson.ParseBytes(ev.Data)
 	if e := root.Get("error"); e.Exists() && e.Type != gjson.Null {
 		return &upstreamStreamError{message: e.Get("message").Str}
+	}
+	choices := root.Get("choices")
+	if !choices.IsArray() && choices.Type != gjson.Null && choices.Exists() {
+		return lacks(chunkType, "choices", choices)
 	}
 	if !p.began {
 		p.began = true
 		w.begin(root.Get("id").Str, root.Get("model").Str, root.Get("created").Int(), emit)
 	}
-	eachElement(root.Get("choices"), func(c gjson.Result) bool {
+	eachElement(choices, func(c gjson.Result) bool {
+		if !c.IsObject() {
+			err = malformed(chunkType, "has a choice that is not an object")
+			return false
+		}
 		if c.Get("index").Int() != 0 {
 			return true
 		}
 		delta := c.Get("delta")
+		if !delta.IsObject() && delta.Type != gjson.Null && delta.Exists() {
+			err = lacks(chunkType, "choices.delta", delta)
+			return false
+		}
 		w.text(delta.Get("content").Str, emit)
 		w.text(delta.Get("refusal").Str, emit)
 		eachElement(delta.Get("tool_calls"), func(tc gjson.Result) bool {
@@ -57,6 +72,9 @@ func (p *chatStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
 		}
 		return true
 	})
+	if err != nil {
+		return err
+	}
 	if u := root.Get("usage"); u.IsObject() {
 		w.setUsage(chatUsage(u))
 		if p.finish {

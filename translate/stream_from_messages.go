@@ -12,19 +12,23 @@ type messagesStreamParser struct {
 }
 
 func (p *messagesStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
-	if !gjson.ValidBytes(ev.Data) {
-		return errNotJSON
+	root, err := readEvent(ev.Data)
+	if err != nil {
+		return err
 	}
-	root := gjson.ParseBytes(ev.Data)
-	switch eventType(ev, root.Get("type").Str) {
+	typ := eventType(ev, root.Get("type").Str)
+	index, member, err := messagesEventMembers(typ, root)
+	if err != nil {
+		return err
+	}
+	switch typ {
 	case "message_start":
-		msg := root.Get("message")
+		msg := member
 		p.usage = anthropicUsage(msg.Get("usage"))
 		w.setUsage(p.usage)
 		w.begin(msg.Get("id").Str, msg.Get("model").Str, 0, emit)
 	case "content_block_start":
-		index := int(root.Get("index").Int())
-		cb := root.Get("content_block")
+		cb := member
 		switch cb.Get("type").Str {
 		case "text":
 			p.setKind(index, blockText)
@@ -41,8 +45,7 @@ func (p *messagesStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) err
 			p.setKind(index, blockOther)
 		}
 	case "content_block_delta":
-		index := int(root.Get("index").Int())
-		delta := root.Get("delta")
+		delta := member
 		switch p.kind(index) {
 		case blockText:
 			if delta.Get("type").Str == "text_delta" {
@@ -54,20 +57,20 @@ func (p *messagesStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) err
 			}
 		}
 	case "content_block_stop":
-		if p.kind(int(root.Get("index").Int())) != blockOther {
+		if p.kind(index) != blockOther {
 			w.endBlock(emit)
 		}
 	case "message_delta":
 		if u := root.Get("usage"); u.IsObject() {
 			d := anthropicUsage(u)
 			if !u.Get("input_tokens").Exists() {
-				d.input, d.cached = p.usage.input, p.usage.cached
+				d.input, d.cached, d.cacheWrite, d.cacheWrite1h = p.usage.input, p.usage.cached, p.usage.cacheWrite, p.usage.cacheWrite1h
 			}
 			d.known = true
 			p.usage = d
 			w.setUsage(d)
 		}
-		if sr := root.Get("delta.stop_reason").Str; sr != "" {
+		if sr := member.Get("stop_reason").Str; sr != "" {
 			w.setFinish(chatFinishFromAnthropic(sr), emit)
 		}
 	case "message_stop":
@@ -76,6 +79,45 @@ func (p *messagesStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) err
 		return &upstreamStreamError{message: root.Get("error.message").Str}
 	}
 	return nil
+}
+
+// messagesEventMembers reads what a messages-shape event's type needs, and
+// checks it: the message of message_start, the delta of message_delta, the
+// block index of the content block events and the block or delta they
+// carry. Each is read once, for the caller to use. Event types whose
+// content the gateway does not read (ping, and types added later) are not
+// checked.
+func messagesEventMembers(typ string, root gjson.Result) (index int, member gjson.Result, err error) {
+	var path string
+	indexed := false
+	switch typ {
+	case "message_start":
+		path = "message"
+	case "message_delta":
+		path = "delta"
+	case "content_block_start":
+		path, indexed = "content_block", true
+	case "content_block_delta":
+		path, indexed = "delta", true
+	case "content_block_stop":
+		indexed = true
+	default:
+		return 0, gjson.Result{}, nil
+	}
+	if indexed {
+		v := root.Get("index")
+		if v.Type != gjson.Number {
+			return 0, gjson.Result{}, lacks(typ, "index", v)
+		}
+		index = int(v.Int())
+	}
+	if path != "" {
+		member = root.Get(path)
+		if err := wants(typ, path, member, gjson.JSON); err != nil {
+			return 0, gjson.Result{}, err
+		}
+	}
+	return index, member, nil
 }
 
 func (p *messagesStreamParser) setKind(index int, k blockKind) {

@@ -19,35 +19,59 @@ type parsedItem struct {
 }
 
 func (p *responsesStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) error {
-	if !gjson.ValidBytes(ev.Data) {
-		return errNotJSON
+	root, err := readEvent(ev.Data)
+	if err != nil {
+		return err
 	}
-	root := gjson.ParseBytes(ev.Data)
-	switch eventType(ev, root.Get("type").Str) {
+	// Each member an event's type needs is checked where it is read.
+	switch typ := eventType(ev, root.Get("type").Str); typ {
 	case "response.created", "response.in_progress", "response.queued":
-		p.begin(root.Get("response"), w, emit)
+		resp := root.Get("response")
+		if err := wants(typ, "response", resp, gjson.JSON); err != nil {
+			return err
+		}
+		p.begin(resp, w, emit)
 	case "response.output_item.added":
-		p.addItem(int(root.Get("output_index").Int()), root.Get("item"), w, emit)
+		index, item := root.Get("output_index"), root.Get("item")
+		if err := wantsItem(typ, index, "item", item, gjson.JSON); err != nil {
+			return err
+		}
+		p.addItem(int(index.Int()), item, w, emit)
 	case "response.output_text.delta", "response.refusal.delta":
-		if it := p.item(int(root.Get("output_index").Int())); it != nil {
+		index, delta := root.Get("output_index"), root.Get("delta")
+		if err := wantsItem(typ, index, "delta", delta, gjson.String); err != nil {
+			return err
+		}
+		if it := p.item(int(index.Int())); it != nil {
 			it.streamed = true
 		}
-		w.text(root.Get("delta").Str, emit)
+		w.text(delta.Str, emit)
 	case "response.function_call_arguments.delta":
-		index := int(root.Get("output_index").Int())
+		idx, delta := root.Get("output_index"), root.Get("delta")
+		if err := wantsItem(typ, idx, "delta", delta, gjson.String); err != nil {
+			return err
+		}
+		index := int(idx.Int())
 		if it := p.item(index); it != nil && it.kind == blockTool {
 			it.streamed = true
-			w.toolArgs(index, root.Get("delta").Str, emit)
+			w.toolArgs(index, delta.Str, emit)
 		}
 	case "response.function_call_arguments.done":
-		index := int(root.Get("output_index").Int())
+		idx, args := root.Get("output_index"), root.Get("arguments")
+		if err := wantsItem(typ, idx, "arguments", args, gjson.String); err != nil {
+			return err
+		}
+		index := int(idx.Int())
 		if it := p.item(index); it != nil && it.kind == blockTool && !it.streamed {
 			it.streamed = true
-			w.toolArgs(index, root.Get("arguments").Str, emit)
+			w.toolArgs(index, args.Str, emit)
 		}
 	case "response.output_item.done":
-		index := int(root.Get("output_index").Int())
-		item := root.Get("item")
+		idx, item := root.Get("output_index"), root.Get("item")
+		if err := wantsItem(typ, idx, "item", item, gjson.JSON); err != nil {
+			return err
+		}
+		index := int(idx.Int())
 		it := p.item(index)
 		if it == nil {
 			p.addItem(index, item, w, emit)
@@ -67,6 +91,9 @@ func (p *responsesStreamParser) event(ev SSEEvent, w streamWriter, emit Emit) er
 		}
 	case "response.completed", "response.incomplete":
 		resp := root.Get("response")
+		if err := wants(typ, "response", resp, gjson.JSON); err != nil {
+			return err
+		}
 		p.begin(resp, w, emit)
 		calledTools := false
 		for _, it := range p.items {

@@ -26,12 +26,8 @@ func (w *messagesStreamWriter) begin(id, model string, created int64, emit Emit)
 	b = appendJSONStringBody(b, idSuffix(w.id))
 	b = append(b, `","type":"message","role":"assistant"`...)
 	b = appendStringField(b, "model", w.model)
-	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = strconv.AppendInt(b, max(w.usage.input-w.usage.cached, 0), 10)
-	if w.usage.cached > 0 {
-		b = append(b, `,"cache_read_input_tokens":`...)
-		b = strconv.AppendInt(b, w.usage.cached, 10)
-	}
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{`...)
+	b = appendAnthropicInput(b, w.usage)
 	emit("message_start", append(b, `,"output_tokens":0}}}`...))
 }
 

@@ -1,6 +1,11 @@
 package translate
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+)
 
 // A transcoder is a parser of the upstream's event vocabulary driving a
 // writer of the client's, through dialect-neutral steps: a stream begins,
@@ -40,6 +45,8 @@ type streamWriter interface {
 	// setFinish records the finish reason, in the chat vocabulary.
 	setFinish(reason string, emit Emit)
 	setUsage(u tokenUsage)
+	// reported is the usage last set.
+	reported() tokenUsage
 	// finish emits the closing events; later steps do nothing.
 	finish(emit Emit)
 }
@@ -48,6 +55,9 @@ type streamWriter interface {
 func (t *transcoder) Event(ev SSEEvent, emit Emit) error {
 	return t.parser.event(ev, t.writer, emit)
 }
+
+// Usage implements Transcoder.
+func (t *transcoder) Usage() Usage { return t.writer.reported().usage() }
 
 // End implements Transcoder: a stream that ended without its terminal event
 // is closed with what is known.
@@ -91,6 +101,9 @@ func (h *streamHead) setUsage(u tokenUsage) {
 	}
 }
 
+// reported implements streamWriter.
+func (h *streamHead) reported() tokenUsage { return h.usage }
+
 // callIndex returns the writer's number for a tool call, or -1.
 func (h *streamHead) callIndex(key int) int {
 	for _, c := range h.calls {
@@ -112,8 +125,65 @@ const (
 	blockTool
 )
 
+// ErrMalformedEvent is wrapped by the errors of an upstream stream event the
+// gateway cannot read: data that is not JSON, or JSON without the members
+// its type needs. Passing such an event on, or skipping it, would leave the
+// client with a broken or silently incomplete stream, so the stream ends
+// there with the client dialect's error event.
+var ErrMalformedEvent = errors.New("malformed upstream stream event")
+
 // errNotJSON reports an upstream event whose data is not JSON.
-var errNotJSON = errors.New("upstream sent a stream event that is not JSON")
+var errNotJSON = fmt.Errorf("%w: its data is not JSON", ErrMalformedEvent)
+
+// errNotObject reports an upstream event whose data is JSON but not an
+// object, which every event of every dialect is.
+var errNotObject = fmt.Errorf("%w: its data is not a JSON object", ErrMalformedEvent)
+
+// malformed reports an upstream event of type typ that lacks what its type
+// needs.
+func malformed(typ, what string) error {
+	return fmt.Errorf("%w: %s %s", ErrMalformedEvent, typ, what)
+}
+
+// readEvent parses an upstream event's data, which must be a JSON object.
+func readEvent(data []byte) (gjson.Result, error) {
+	if !gjson.ValidBytes(data) {
+		return gjson.Result{}, errNotJSON
+	}
+	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		return gjson.Result{}, errNotObject
+	}
+	return root, nil
+}
+
+// lacks reports the member path of an event of type typ, read as v, that is
+// missing or not of the JSON type the event's type needs.
+func lacks(typ, path string, v gjson.Result) error {
+	if !v.Exists() {
+		return malformed(typ, "has no "+path)
+	}
+	return malformed(typ, "has a "+path+" of the wrong JSON type")
+}
+
+// wants reports an event member read as v that is missing or not of JSON
+// type t (an object, for gjson.JSON).
+func wants(typ, path string, v gjson.Result, t gjson.Type) error {
+	if v.Type == t && (t != gjson.JSON || v.Raw[0] == '{') {
+		return nil
+	}
+	return lacks(typ, path, v)
+}
+
+// wantsItem reports an output item event of the responses shape whose
+// output index or member path (read as v, of JSON type t) is missing or of
+// the wrong type.
+func wantsItem(typ string, index gjson.Result, path string, v gjson.Result, t gjson.Type) error {
+	if index.Type != gjson.Number {
+		return lacks(typ, "output_index", index)
+	}
+	return wants(typ, path, v, t)
+}
 
 // upstreamStreamError is a failure the upstream reported in the middle of a
 // stream; its message is passed on to the client in the client's own error

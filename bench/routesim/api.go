@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -23,13 +24,14 @@ const maxBody = 8 << 20
 // api talks to the gateway's HTTP API with the simulation's key.
 type api struct {
 	base   string
+	key    string
 	client *http.Client
 }
 
-func newAPI(base string, concurrency int) *api {
+func newAPI(base, key string, concurrency int) *api {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency + 2
-	return &api{base: base, client: &http.Client{Transport: tr, Timeout: requestTimeout}}
+	return &api{base: base, key: key, client: &http.Client{Transport: tr, Timeout: requestTimeout}}
 }
 
 // do sends a request with the key and returns the status and body.
@@ -42,7 +44,7 @@ func (a *api) do(ctx context.Context, method, path string, body []byte) (int, []
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+simKey)
+	req.Header.Set("Authorization", "Bearer "+a.key)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -76,8 +78,14 @@ func (a *api) create(ctx context.Context, path string, v any) (string, error) {
 }
 
 // setUp creates the evaluator that accepts correct answers and the
-// operation whose ship gate asks for gateMinScore of them.
+// operation whose ship gate asks for gateMinScore of them. On a gateway
+// that has the operation from an earlier run, it keeps it, and with it the
+// evidence the gateway gathered.
 func (a *api) setUp(ctx context.Context) error {
+	found, err := a.hasOperation(ctx, operationKey)
+	if err != nil || found {
+		return err
+	}
 	evID, err := a.create(ctx, "/evaluators", map[string]any{
 		"name": "correct", "kind": "regex", "config": map[string]any{"pattern": "^Echo: "},
 	})
@@ -89,6 +97,62 @@ func (a *api) setUp(ctx context.Context) error {
 		"ship_gates": []any{map[string]any{"evaluator_id": evID, "min_score": gateMinScore}},
 	})
 	return err
+}
+
+// hasOperation reports whether the org has an operation with the key.
+func (a *api) hasOperation(ctx context.Context, key string) (bool, error) {
+	cursor := ""
+	for page := 0; page < maxListPages; page++ {
+		q := url.Values{"limit": {"200"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		status, out, err := a.do(ctx, http.MethodGet, "/operations?"+q.Encode(), nil)
+		if err != nil {
+			return false, fmt.Errorf("GET /operations: %w", err)
+		}
+		if status != http.StatusOK {
+			return false, fmt.Errorf("GET /operations: status %d: %s", status, snippet(out))
+		}
+		body := gjson.ParseBytes(out)
+		for _, op := range body.Get("data").Array() {
+			if op.Get("key").String() == key {
+				return true, nil
+			}
+		}
+		cursor = body.Get("next_cursor").String()
+		if !body.Get("has_more").Bool() || cursor == "" {
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("GET /operations: more than %d pages", maxListPages)
+}
+
+// checkCatalog makes sure the gateway serves router-1 over the models the
+// report prices: the report would be wrong about any other catalog.
+func (a *api) checkCatalog(ctx context.Context, models []simModel) error {
+	status, out, err := a.do(ctx, http.MethodGet, "/models", nil)
+	if err != nil {
+		return fmt.Errorf("GET /models: %w", err)
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("GET /models: status %d: %s", status, snippet(out))
+	}
+	listed := map[string]bool{}
+	for _, m := range gjson.GetBytes(out, "data.#.id").Array() {
+		listed[m.String()] = true
+	}
+	want := []string{routerModel}
+	for _, m := range models {
+		want = append(want, m.id())
+	}
+	for _, id := range want {
+		if !listed[id] {
+			return fmt.Errorf("the gateway at %s does not list %s: -gateway expects the catalog of Caddyfile.example (router-1 over %s)",
+				a.base, id, strings.Join(want[1:], ", "))
+		}
+	}
+	return nil
 }
 
 // callRecord is what the simulation reads of a recorded call.

@@ -7,6 +7,10 @@
 // gate, and how the traffic moved between models over time.
 //
 //	go run ./bench/routesim [-n 3000] [-c 8] [-window 250] [-seed 1] [-json]
+//	go run ./bench/routesim -gateway http://localhost:8080/v1 -key <key> [-n ...]
+//
+// With -gateway it drives a running gateway instead, one started from
+// Caddyfile.example, whose router-1 has the same catalog.
 //
 // See bench/routesim/README.md for how to read the report.
 package main
@@ -16,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -29,6 +34,10 @@ type options struct {
 	window      int
 	seed        uint64
 	json        bool
+	// gateway is the API base URL of a running gateway to drive instead
+	// of one in this process; key is its API key.
+	gateway string
+	key     string
 }
 
 func main() {
@@ -38,7 +47,13 @@ func main() {
 	flag.IntVar(&o.window, "window", 250, "calls per window of the traffic-over-time table")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the prompts' random words")
 	flag.BoolVar(&o.json, "json", false, "write a JSON report to stdout (the text report goes to stderr)")
+	flag.StringVar(&o.gateway, "gateway", "", "API base URL of a running gateway started from Caddyfile.example (e.g. http://localhost:8080/v1); default: run one in this process")
+	flag.StringVar(&o.key, "key", "", "API key for -gateway")
 	flag.Parse()
+	if (o.gateway == "") != (o.key == "") {
+		fmt.Fprintln(os.Stderr, "bench/routesim: -gateway and -key go together")
+		os.Exit(2)
+	}
 	if o.n < 1 || o.concurrency < 1 || o.window < 1 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
@@ -55,6 +70,14 @@ func logf(format string, args ...any) {
 // run does the whole simulation. The in-process Caddy is stopped and the
 // temp dir removed before it returns, whatever the outcome.
 func run(ctx context.Context, o options) (*report, error) {
+	if o.gateway != "" {
+		a := newAPI(strings.TrimRight(o.gateway, "/"), o.key, o.concurrency)
+		if err := a.checkCatalog(ctx, catalog); err != nil {
+			return nil, err
+		}
+		logf("gateway %s", a.base)
+		return simulate(ctx, a, o, time.Now())
+	}
 	dir, err := os.MkdirTemp("", "gateway-routesim-")
 	if err != nil {
 		return nil, err
@@ -77,7 +100,12 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 	logf("gateway %s, demo upstream %s", g.base, g.upstream)
 
-	a := newAPI(g.base, o.concurrency)
+	return simulate(ctx, newAPI(g.base, simKey, o.concurrency), o, start)
+}
+
+// simulate sets up the operation, sends the calls through router-1 and
+// analyses what they cost and how the traffic moved.
+func simulate(ctx context.Context, a *api, o options, start time.Time) (*report, error) {
 	if err := a.setUp(ctx); err != nil {
 		return nil, err
 	}
