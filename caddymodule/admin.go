@@ -48,6 +48,8 @@ func (AdminAPI) Routes() []caddy.AdminRoute {
 		{Pattern: "/llm/keys", Handler: caddy.AdminHandlerFunc(handleCreateKey)},
 		{Pattern: "/llm/training_requests/", Handler: caddy.AdminHandlerFunc(handleTrainingStatus)},
 		{Pattern: "/llm/gates/clear", Handler: caddy.AdminHandlerFunc(handleClearGate)},
+		{Pattern: "/llm/credit", Handler: caddy.AdminHandlerFunc(handleCredit)},
+		{Pattern: "/llm/auto_topup", Handler: caddy.AdminHandlerFunc(handleAutoTopup)},
 		{Pattern: "/llm/backup", Handler: caddy.AdminHandlerFunc(handleBackup)},
 	}
 }

@@ -187,6 +187,7 @@ type runtimeState struct {
 	store    atomic.Pointer[reliability.BoltStore]
 	orgIDs   sync.Map // org name -> org id, filled in Start
 	keyCache sync.Map // [32]byte -> principal, keys created at run time
+	topups   sync.Map // org id -> *topupState
 	// draining is set when a reload replaces this config (see drain.go).
 	draining atomic.Bool
 	// pruneQuit and pruneDone stop and await the payload pruner.

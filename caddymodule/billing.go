@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -50,10 +49,6 @@ func (a *App) chargeTokens(p *principal, tokens int) {
 	a.rt.shared.limiter.ChargeTokens(p.keyID, rl.TokensPerMinute, tokens, time.Now())
 }
 
-// topupLocks serialises auto top-up per org, so that concurrent calls
-// under the threshold credit the org once.
-var topupLocks sync.Map // org id -> *sync.Mutex
-
 // reserveCredit holds the call's worst-case cost against the org's credit
 // before anything is sent upstream: the input estimated from the body and
 // the output the request (or the model) allows, at the price the call is
@@ -82,11 +77,7 @@ func (a *App) reserveCredit(st *reliability.BoltStore, c *call) *apiError {
 	if oc != nil {
 		overdraft = oc.OverdraftUSD
 	}
-	if oc != nil && oc.TopupAmount > 0 {
-		if avail, _, err := st.Available(p.orgID); err == nil && avail < oc.TopupThreshold {
-			a.autoTopup(st, p, oc)
-		}
-	}
+	a.maybeTopup(st, p)
 	res, err := st.Reserve(p.orgID, need, overdraft)
 	var ce *reliability.CreditError
 	switch {
@@ -101,25 +92,4 @@ func (a *App) reserveCredit(st *reliability.BoltStore, c *call) *apiError {
 		a.logger.Error("reserving credit", zap.Error(err))
 		return errInternal("could not read the balance")
 	}
-}
-
-// autoTopup credits the org's configured amount when its balance is still
-// under the threshold, and returns the balance after.
-func (a *App) autoTopup(st *reliability.BoltStore, p *principal, oc *OrgConfig) float64 {
-	mu, _ := topupLocks.LoadOrStore(p.orgID, new(sync.Mutex))
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
-	// What calls in flight hold, and charges not yet committed, are
-	// already spent: the threshold applies to what is left.
-	bal, _, err := st.Available(p.orgID)
-	if err != nil || bal >= oc.TopupThreshold {
-		return bal
-	}
-	if _, err := st.Topup(p.orgID, oc.TopupAmount, "auto top-up"); err != nil {
-		a.logger.Error("auto top-up", zap.String("org", p.orgName), zap.Error(err))
-		return bal
-	}
-	a.logger.Info("auto top-up", zap.String("org", p.orgName), zap.Float64("amount_usd", oc.TopupAmount))
-	nb, _ := st.Balance(p.orgID)
-	return nb
 }

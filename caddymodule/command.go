@@ -58,6 +58,7 @@ func registerLLMCommand(cmd *cobra.Command) {
 	addAdminFlags(backup)
 	cmd.AddCommand(backup)
 
+	registerMoneyCommands(cmd)
 	hookVersionCommand(cmd)
 }
 

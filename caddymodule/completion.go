@@ -126,6 +126,9 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 			Error: "skipped: cooling down after repeated failures"})
 	}
 	c.route = route
+	if aerr := c.checkMaxOutput(); aerr != nil {
+		return nil, aerr
+	}
 	if aerr := g.app.reserveCredit(st, c); aerr != nil {
 		return nil, aerr
 	}
@@ -372,4 +375,27 @@ func tierValue(tier string) any {
 		return "batch"
 	}
 	return tier
+}
+
+// checkMaxOutput refuses a request whose own output limit is above the
+// maximum output the model declares (of the reference, for a routed call),
+// with a 400 naming the limit's member.
+func (c *call) checkMaxOutput() *apiError {
+	m := c.route.Reference
+	if m == nil {
+		m = c.route.Model
+	}
+	if m == nil || m.MaxOutputTokens <= 0 || c.maxTokens <= m.MaxOutputTokens {
+		return nil
+	}
+	param := "max_tokens"
+	switch c.d {
+	case translate.Chat:
+		if gjson.GetBytes(c.body, "max_completion_tokens").Exists() {
+			param = "max_completion_tokens"
+		}
+	case translate.Responses:
+		param = "max_output_tokens"
+	}
+	return errInvalid(param, fmt.Sprintf("%s is %d, above the %d output tokens %s gives one call", param, c.maxTokens, m.MaxOutputTokens, m.ID))
 }

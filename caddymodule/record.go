@@ -17,6 +17,7 @@ func (c *call) baseRecord(cand routing.Candidate) *reliability.Call {
 		ID:              c.id,
 		Object:          "call",
 		OrgID:           c.p.orgID,
+		KeyID:           c.p.keyID,
 		OperationID:     c.opID,
 		Model:           c.req.Model,
 		RequestPayload:  c.body,

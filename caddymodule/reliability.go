@@ -59,7 +59,8 @@ func (h *Reliability) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		return next.ServeHTTP(w, r)
 	}
 	seg := strings.Split(strings.Trim(rest, "/"), "/")
-	if seg[0] != "calls" || len(seg) > 2 {
+	what, money := isMoneyPath(rest)
+	if (seg[0] != "calls" || len(seg) > 2) && !money {
 		return h.serveAPI(w, r, next, rest)
 	}
 	if r.Method != http.MethodGet {
@@ -77,9 +78,12 @@ func (h *Reliability) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "api_error", code: "starting", message: errNotStarted.Error()}, false)
 		return nil
 	}
-	if len(seg) == 2 {
+	switch {
+	case money:
+		aerr = h.serveMoney(w, r, st, p, what)
+	case len(seg) == 2:
 		aerr = h.getCall(w, st, p, seg[1])
-	} else {
+	default:
 		aerr = h.listCalls(w, r, st, p)
 	}
 	if aerr != nil {

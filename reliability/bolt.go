@@ -129,6 +129,7 @@ var allBuckets = [][]byte{
 	bucketEvaluations, bucketEvaluationsByOrg, bucketEvaluationsByDataset,
 	bucketEvaluationsOpen, bucketEvaluationResults, bucketCallScores,
 	bucketTraining, bucketTrainingByOrg, bucketOutbox, bucketOutboxPending,
+	bucketOrgSettings,
 }
 
 // schemaVersion is the layout of buckets and keys this code writes. A file

@@ -49,6 +49,8 @@ type Call struct {
 	Object string `json:"object"`
 	// OrgID is the org the call was made for.
 	OrgID string `json:"org_id"`
+	// KeyID is the API key that made the call (never the key itself).
+	KeyID string `json:"key_id,omitempty"`
 	// OperationID is the operation the call rolls up under, or nil.
 	OperationID *string `json:"operation_id"`
 	// Model is the model id the client asked for.
@@ -112,6 +114,10 @@ type Call struct {
 	// gate_unreliable...). Call and ListCalls set it from the pass's
 	// scores; nil until the pass has scored the call.
 	EvalPass *CallEvalPass `json:"eval_pass,omitempty"`
+	// Refund is the call's refund, once one is made (by feedback or the
+	// eval pass): what was given back and why. Call and ListCalls set it
+	// from the ledger; CostUSD stays what was billed.
+	Refund *CallRefund `json:"refund,omitempty"`
 	// UsageEstimated is true when the token counts (and so the cost) are
 	// the gateway's estimate rather than the upstream's: a stream that
 	// ended before its usage arrived (the client left, the upstream broke)
@@ -428,6 +434,9 @@ func (s *BoltStore) Call(id string) (Call, error) {
 		if err := getJSON(tx.Bucket(bucketCalls), []byte(id), &c); err != nil {
 			return err
 		}
+		if err := attachRefund(tx, &c); err != nil {
+			return err
+		}
 		return attachEvalPass(tx, &c)
 	})
 	if err != nil {
@@ -458,6 +467,9 @@ func (s *BoltStore) ListCalls(orgID string, q CallQuery) (Page[Call], error) {
 		}
 		for i := range page.Data {
 			if err := attachEvalPass(tx, &page.Data[i]); err != nil {
+				return err
+			}
+			if err := attachRefund(tx, &page.Data[i]); err != nil {
 				return err
 			}
 		}

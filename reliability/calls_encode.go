@@ -30,6 +30,10 @@ func appendCall(b []byte, c *Call) (out []byte, ok bool) {
 	b = translate.AppendJSONString(b, c.Object)
 	b = append(b, `,"org_id":`...)
 	b = translate.AppendJSONString(b, c.OrgID)
+	if c.KeyID != "" {
+		b = append(b, `,"key_id":`...)
+		b = translate.AppendJSONString(b, c.KeyID)
+	}
 	b = append(b, `,"operation_id":`...)
 	if c.OperationID == nil {
 		b = append(b, "null"...)
@@ -124,6 +128,14 @@ func appendCall(b []byte, c *Call) (out []byte, ok bool) {
 			return b, false
 		}
 		b = append(append(b, `,"eval_pass":`...), ep...)
+	}
+	if c.Refund != nil {
+		// Like EvalPass, set by readers from the ledger.
+		rf, err := json.Marshal(c.Refund)
+		if err != nil {
+			return b, false
+		}
+		b = append(append(b, `,"refund":`...), rf...)
 	}
 	if c.UsageEstimated {
 		b = append(b, `,"usage_estimated":true`...)

@@ -14,7 +14,7 @@ func TestAppendCallMatchesEncodingJSON(t *testing.T) {
 	for _, c := range []Call{
 		{ID: "chatcmpl-1", Object: "call", OrgID: "org_1", Model: "demo/m", RequestPayload: []byte(`{"a":[1,2]}`),
 			ResponsePayload: []byte(`null`), CreatedAt: time.Date(2026, 11, 21, 13, 0, 0, 123456789, time.UTC), Status: CallSucceeded},
-		{ID: "msg_2", Object: "call", OrgID: "org_\"2\"", OperationID: &op, Model: "m\n", ModelVersion: "v<1>&",
+		{ID: "msg_2", Object: "call", OrgID: "org_\"2\"", KeyID: "key_1", OperationID: &op, Model: "m\n", ModelVersion: "v<1>&",
 			RequestPayload: []byte(` { "x" : "ü" } `), ResponsePayload: []byte(`{"b":true}`), PromptTokens: 30, CompletionTokens: 4, CacheReadTokens: 20, CacheWriteTokens: 5, CacheWrite1hTokens: 2,
 			LatencyMs: 12, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Status: CallFailed, Error: "boom\t",
 			Endpoint: "messages", Provider: "p", Tier: "batch", Stream: true, CostUSD: &cost, UpstreamCostUSD: &up,
@@ -23,7 +23,8 @@ func TestAppendCallMatchesEncodingJSON(t *testing.T) {
 		{ID: "resp_3", Object: "call", OrgID: "org_3", Model: "router-1", RequestPayload: []byte(`{}`), ResponsePayload: []byte(`{}`),
 			CreatedAt: time.Date(2026, 2, 3, 4, 5, 6, 7, time.UTC), Status: CallSucceeded,
 			EvalPass: &CallEvalPass{Gates: []GateScore{{EvaluatorID: "evr_1", MinScore: 1, Score: &up, Unreliable: true}},
-				Refund: &RefundOutcome{Status: RefundGateUnreliable}, ScoredAt: time.Date(2026, 2, 3, 4, 5, 7, 0, time.UTC)}},
+				Refund: &RefundOutcome{Status: RefundGateUnreliable}, ScoredAt: time.Date(2026, 2, 3, 4, 5, 7, 0, time.UTC)},
+			Refund: &CallRefund{AmountUSD: 0.25, Reason: "thumbs_down", LedgerEntryID: "led_1", CreatedAt: time.Date(2026, 2, 3, 4, 5, 8, 0, time.UTC)}},
 	} {
 		got, ok := appendCall(nil, &c)
 		if !ok {

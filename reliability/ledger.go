@@ -301,8 +301,10 @@ func (s *BoltStore) Balance(orgID string) (float64, error) {
 	return fromNanos(nanos), nil
 }
 
-// LedgerEntries lists the org's ledger entries newest first.
+// LedgerEntries lists the org's ledger entries newest first, the charges
+// of every call recorded before it is asked for included.
 func (s *BoltStore) LedgerEntries(orgID string, p PageQuery) (Page[LedgerEntry], error) {
+	s.rec.wait()
 	page, err := listIndexed[LedgerEntry](s, bucketLedgerByOrg, bucketLedger, indexPrefix(orgID), p)
 	if err != nil {
 		return Page[LedgerEntry]{}, fmt.Errorf("list ledger of org %s: %w", orgID, err)

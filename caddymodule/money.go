@@ -1,0 +1,210 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/modelgate/gateway/reliability"
+)
+
+// topupState is one org's auto top-up at run time: the settings in force
+// (the store's, set at run time, else the configuration's) and whether the
+// top-up is armed. It fires when the credit left falls under the threshold
+// while armed, and re-arms only once the credit is seen at or above the
+// threshold again: one top-up per crossing, however many calls are refused
+// meanwhile.
+type topupState struct {
+	mu     sync.Mutex
+	loaded bool
+	// set is the run-time setting; nil means the configuration's.
+	set      *reliability.AutoTopup
+	disarmed bool
+}
+
+// topupOf returns the org's top-up state, loading its run-time settings
+// from the store the first time.
+func (a *App) topupOf(st *reliability.BoltStore, orgID string) *topupState {
+	v, _ := a.rt.topups.LoadOrStore(orgID, new(topupState))
+	ts := v.(*topupState)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !ts.loaded {
+		if s, err := st.OrgSettingsOf(orgID); err == nil {
+			ts.set, ts.loaded = s.AutoTopup, true
+		} else {
+			a.logger.Error("reading org settings", zap.String("org", orgID), zap.Error(err))
+		}
+	}
+	return ts
+}
+
+// autoTopupSettings is the org's auto top-up in force; a zero AmountUSD
+// means none.
+func (a *App) autoTopupSettings(st *reliability.BoltStore, p *principal) reliability.AutoTopup {
+	ts := a.topupOf(st, p.orgID)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.set != nil {
+		return *ts.set
+	}
+	if oc := a.orgConfig[p.orgName]; oc != nil {
+		return reliability.AutoTopup{ThresholdUSD: oc.TopupThreshold, AmountUSD: oc.TopupAmount}
+	}
+	return reliability.AutoTopup{}
+}
+
+// maybeTopup credits the org's auto top-up amount when the credit left
+// (what calls in flight hold and charges not yet committed are already
+// spent) has crossed under the threshold since the last top-up.
+func (a *App) maybeTopup(st *reliability.BoltStore, p *principal) {
+	t := a.autoTopupSettings(st, p)
+	if t.AmountUSD <= 0 {
+		return
+	}
+	ts := a.topupOf(st, p.orgID)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	avail, _, err := st.Available(p.orgID)
+	switch {
+	case err != nil:
+		a.logger.Error("reading credit for auto top-up", zap.String("org", p.orgName), zap.Error(err))
+		return
+	case avail >= t.ThresholdUSD:
+		ts.disarmed = false
+		return
+	case ts.disarmed:
+		return
+	}
+	if _, err := st.Topup(p.orgID, t.AmountUSD, "auto top-up"); err != nil {
+		a.logger.Error("auto top-up", zap.String("org", p.orgName), zap.Error(err))
+		return
+	}
+	ts.disarmed = true
+	a.logger.Info("auto top-up", zap.String("org", p.orgName), zap.Float64("amount_usd", t.AmountUSD),
+		zap.Float64("credit_before_usd", avail))
+}
+
+// setAutoTopup stores an org's auto top-up and puts it in force at once.
+func (a *App) setAutoTopup(st *reliability.BoltStore, orgID string, t reliability.AutoTopup) error {
+	if _, err := st.SetAutoTopup(orgID, t); err != nil {
+		return err
+	}
+	ts := a.topupOf(st, orgID)
+	ts.mu.Lock()
+	ts.set, ts.loaded, ts.disarmed = &t, true, false
+	ts.mu.Unlock()
+	return nil
+}
+
+// balanceBody is the answer of GET /balance.
+type balanceBody struct {
+	Object   string `json:"object"`
+	OrgID    string `json:"org_id"`
+	Currency string `json:"currency"`
+	// BalanceUSD is the credit with every charge made so far.
+	BalanceUSD float64 `json:"balance_usd"`
+	// ReservedUSD is held by calls in flight.
+	ReservedUSD float64 `json:"reserved_usd"`
+	// AvailableUSD is what a new call may use: balance less reserved.
+	AvailableUSD float64 `json:"available_usd"`
+	// OverdraftUSD is how far below zero the balance may go.
+	OverdraftUSD float64 `json:"overdraft_usd"`
+	// AutoTopup is the auto top-up in force, or null.
+	AutoTopup *reliability.AutoTopup `json:"auto_topup"`
+}
+
+// serveMoney answers GET /balance, GET /ledger and GET /usage for the
+// authenticated org.
+func (h *Reliability) serveMoney(w http.ResponseWriter, r *http.Request, st *reliability.BoltStore, p *principal, what string) *apiError {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		return &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed", message: "use GET"}
+	}
+	switch what {
+	case "balance":
+		avail, reserved, err := st.Available(p.orgID)
+		if err != nil {
+			return h.internal("reading balance", err)
+		}
+		b := balanceBody{Object: "balance", OrgID: p.orgID, Currency: "usd", BalanceUSD: avail + reserved,
+			ReservedUSD: reserved, AvailableUSD: avail}
+		if oc := h.app.orgConfig[p.orgName]; oc != nil {
+			b.OverdraftUSD = oc.OverdraftUSD
+		}
+		if t := h.app.autoTopupSettings(st, p); t.AmountUSD > 0 {
+			b.AutoTopup = &t
+		}
+		return h.writeJSONValue(w, http.StatusOK, b)
+	case "ledger":
+		q := r.URL.Query()
+		pq, aerr := pageQuery(q.Get("limit"), q.Get("cursor"))
+		if aerr != nil {
+			return aerr
+		}
+		page, err := st.LedgerEntries(p.orgID, pq)
+		if errors.Is(err, reliability.ErrBadCursor) {
+			return errInvalid("cursor", "cursor is not one this API returned")
+		}
+		if err != nil {
+			return h.internal("listing ledger", err)
+		}
+		return h.writeJSONValue(w, http.StatusOK, listBody(page))
+	default: // usage
+		from, to, aerr := usageRange(r, time.Now())
+		if aerr != nil {
+			return aerr
+		}
+		rep, err := st.Usage(p.orgID, from, to)
+		if err != nil {
+			return h.internal("reading usage", err)
+		}
+		return h.writeJSONValue(w, http.StatusOK, rep)
+	}
+}
+
+// usageRange reads GET /usage's from and to (RFC 3339 times, or dates
+// YYYY-MM-DD meaning midnight UTC; to is exclusive). The default is the 30
+// days up to now; the range is at most reliability.MaxUsageRange.
+func usageRange(r *http.Request, now time.Time) (from, to time.Time, aerr *apiError) {
+	parse := func(name string, def time.Time) (time.Time, *apiError) {
+		v := r.URL.Query().Get(name)
+		if v == "" {
+			return def, nil
+		}
+		for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+			if t, err := time.Parse(layout, v); err == nil {
+				return t.UTC(), nil
+			}
+		}
+		return time.Time{}, errInvalid(name, fmt.Sprintf("%s must be an RFC 3339 time or a date YYYY-MM-DD", name))
+	}
+	if to, aerr = parse("to", now.UTC()); aerr != nil {
+		return
+	}
+	if from, aerr = parse("from", to.Add(-30*24*time.Hour)); aerr != nil {
+		return
+	}
+	switch {
+	case !to.After(from):
+		aerr = errInvalid("from", "from must be before to")
+	case to.Sub(from) > reliability.MaxUsageRange:
+		aerr = errInvalid("from", fmt.Sprintf("the range may cover at most %d days", int(reliability.MaxUsageRange.Hours()/24)))
+	}
+	return
+}
+
+// isMoneyPath reports whether the path after the prefix is one of the
+// org's money endpoints, and which.
+func isMoneyPath(rest string) (string, bool) {
+	switch what := strings.Trim(rest, "/"); what {
+	case "balance", "ledger", "usage":
+		return what, true
+	}
+	return "", false
+}
