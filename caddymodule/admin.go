@@ -23,7 +23,8 @@ func init() {
 // endpoint, which is bound to localhost by default and never exposed with
 // the gateway's public listeners.
 //
-//	POST /llm/keys  {"org": "<name>"}  -> 201 {"key", "id", "org_id", "org", "hint", "created_at"}
+//	GET|POST /llm/keys, GET|DELETE /llm/keys/{id}, POST /llm/keys/{id}/rotate
+//	     -> list, create, show, revoke and rotate API keys (see keyadmin.go)
 //	POST /llm/training_requests/{id}  {"status": "reviewing"|"approved"|"declined"|"completed"|"requested"}
 //	     -> 200 the training request
 //	POST /llm/gates/clear  {"operation_id": "<op_...>", "evaluator_id": "<evr_...>"}
@@ -31,7 +32,8 @@ func init() {
 //	GET  /llm/backup  -> 200 a consistent copy of the store (a bbolt file),
 //	     taken while the gateway serves (`caddy llm backup`)
 //
-// The plain key is in that response only; the store keeps its hash.
+// A key's plain text is only in the answer that created or rotated it; the
+// store keeps its hash.
 type AdminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -45,7 +47,8 @@ func (AdminAPI) CaddyModule() caddy.ModuleInfo {
 // Routes implements caddy.AdminRouter.
 func (AdminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
-		{Pattern: "/llm/keys", Handler: caddy.AdminHandlerFunc(handleCreateKey)},
+		{Pattern: "/llm/keys", Handler: caddy.AdminHandlerFunc(handleKeys)},
+		{Pattern: "/llm/keys/", Handler: caddy.AdminHandlerFunc(handleKey)},
 		{Pattern: "/llm/training_requests/", Handler: caddy.AdminHandlerFunc(handleTrainingStatus)},
 		{Pattern: "/llm/gates/clear", Handler: caddy.AdminHandlerFunc(handleClearGate)},
 		{Pattern: "/llm/credit", Handler: caddy.AdminHandlerFunc(handleCredit)},
@@ -65,53 +68,6 @@ func runningApp() (*App, error) {
 		return nil, errNotStarted
 	}
 	return a, nil
-}
-
-// createKeyResponse is the answer of POST /llm/keys.
-type createKeyResponse struct {
-	Key       string    `json:"key"`
-	ID        string    `json:"id"`
-	OrgID     string    `json:"org_id"`
-	Org       string    `json:"org"`
-	Hint      string    `json:"hint"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-func handleCreateKey(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodPost {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method not allowed")}
-	}
-	var req struct {
-		Org string `json:"org"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("decoding request: %v", err)}
-	}
-	if req.Org == "" || len(req.Org) > 256 {
-		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("org must be a name of 1 to 256 characters")}
-	}
-	a, err := runningApp()
-	if err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
-	}
-	st := a.storeOrNil()
-	org, err := st.EnsureOrg(req.Org)
-	if err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("creating org: %v", err)}
-	}
-	key, rec, err := st.CreateKey(org.ID, a.KeyPrefix)
-	if err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("creating key: %v", err)}
-	}
-	a.logger.Info("API key created", zap.String("org", org.Name), zap.String("hint", rec.Hint))
-	body, err := json.Marshal(createKeyResponse{Key: key, ID: rec.ID, OrgID: org.ID, Org: org.Name, Hint: rec.Hint, CreatedAt: rec.CreatedAt})
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	_, err = w.Write(body)
-	return err
 }
 
 // Interface guards.

@@ -186,7 +186,7 @@ type runtimeState struct {
 	stopped  bool
 	store    atomic.Pointer[reliability.BoltStore]
 	orgIDs   sync.Map // org name -> org id, filled in Start
-	keyCache sync.Map // [32]byte -> principal, keys created at run time
+	keyCache sync.Map // [32]byte -> cachedKey, keys created at run time
 	topups   sync.Map // org id -> *topupState
 	// draining is set when a reload replaces this config (see drain.go).
 	draining atomic.Bool
@@ -207,6 +207,9 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // config while the old one still holds the store.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
 	a.rt = new(runtimeState)
 	a.models = &modelCaller{app: a}
 	if a.KeyPrefix == "" {
@@ -352,6 +355,8 @@ func (a *App) open() (*reliability.BoltStore, error) {
 			OnError: func(err error) {
 				a.logger.Error("store write failed", zap.Error(err))
 			},
+			OnCommit: observeCommit,
+			OnRefund: observeRefund,
 		})
 		if err != nil {
 			return nil, err
@@ -423,20 +428,35 @@ type principal struct {
 	plan    string
 	// keyID identifies the key that authenticated, for records such as
 	// requested_by_user_id; config keys get an id from their hash.
-	keyID   string
+	keyID string
+	// hint is the key's non-secret reminder (reliability.KeyHint), for
+	// the access log; empty when the call came from no key.
+	hint    string
 	allowed map[string]bool // nil: every model
+	// admin lets the key manage its org's keys over the API.
+	admin bool
+	// budget caps what the key's calls cost per UTC day and month; nil
+	// means none.
+	budget *reliability.KeyBudget
+	// expiresAt is when the key stops working; zero means never.
+	expiresAt time.Time
 }
 
-// mayUse reports whether the org may call the model.
+// mayUse reports whether the key (within its org's models) may call the model.
 func (p *principal) mayUse(model string) bool { return p.allowed == nil || p.allowed[model] }
 
 // authenticate resolves an API key to its principal. Keys are compared as
-// SHA-256 digests in constant time; the plain key is never kept.
+// SHA-256 digests in constant time; the plain key is never kept. A stored
+// key is cached with the store's KeysVersion, so that a revocation or a
+// rotation takes effect from the next request on; its expiry is checked at
+// every use. Every use is noted for the key's last_used_at (in memory; the
+// store writes it in batches, see reliability.KeyUseInterval).
 func (a *App) authenticate(key string) (*principal, error) {
 	if !validKeyFormat(key) {
 		return nil, errBadKey
 	}
 	h := reliability.HashKey(key)
+	now := time.Now()
 	for stored, org := range a.configKeys {
 		if subtle.ConstantTimeCompare(stored[:], h[:]) == 1 {
 			id, ok := a.rt.orgIDs.Load(org)
@@ -446,16 +466,23 @@ func (a *App) authenticate(key string) (*principal, error) {
 				}
 				id, _ = a.rt.orgIDs.Load(org)
 			}
-			return &principal{orgID: id.(string), orgName: org, plan: a.orgPlan(org), keyID: "key_cfg_" + hex.EncodeToString(h[:6]),
-				allowed: a.orgModels[org]}, nil
+			p := &principal{orgID: id.(string), orgName: org, plan: a.orgPlan(org), keyID: configKeyID(h),
+				hint: reliability.KeyHint(key), allowed: a.orgModels[org]}
+			if st := a.rt.store.Load(); st != nil {
+				st.TouchKey(p.keyID, now)
+			}
+			return p, nil
 		}
-	}
-	if p, ok := a.rt.keyCache.Load(h); ok {
-		return p.(*principal), nil
 	}
 	st := a.storeOrNil()
 	if st == nil {
 		return nil, errNotStarted
+	}
+	// The version is read before the key, so that an entry cached from a
+	// read older than a revocation never carries the version after it.
+	version := st.KeysVersion()
+	if v, ok := a.rt.keyCache.Load(h); ok && v.(cachedKey).version == version {
+		return admitKey(st, v.(cachedKey).p, now)
 	}
 	rec, err := st.KeyByHash(h)
 	if errors.Is(err, reliability.ErrNotFound) {
@@ -467,17 +494,28 @@ func (a *App) authenticate(key string) (*principal, error) {
 	if subtle.ConstantTimeCompare(rec.Hash[:], h[:]) != 1 {
 		return nil, errBadKey
 	}
+	if rec.RevokedAt != nil {
+		return nil, errKeyRevoked
+	}
 	org, err := st.Org(rec.OrgID)
 	if err != nil {
 		return nil, fmt.Errorf("look up org of key: %w", err)
 	}
-	p := a.principalFor(org, rec.ID)
-	a.rt.keyCache.Store(h, p)
-	return p, nil
+	p := a.principalForKey(org, rec)
+	a.rt.keyCache.Store(h, cachedKey{p: p, version: version})
+	return admitKey(st, p, now)
 }
 
-// principalFor is who acts for a stored org through the key keyID.
+// principalFor is who acts for a stored org through the key keyID: a
+// stored key brings its model list and budget (a batch call queued by a
+// key runs under them); any other id, such as "internal" or a config
+// key's, acts with the org's models alone.
 func (a *App) principalFor(org reliability.Org, keyID string) *principal {
+	if st := a.rt.store.Load(); st != nil && strings.HasPrefix(keyID, "key_") && !isConfigKeyID(keyID) {
+		if rec, err := st.KeyByID(keyID); err == nil && rec.OrgID == org.ID {
+			return a.principalForKey(org, rec)
+		}
+	}
 	return &principal{orgID: org.ID, orgName: org.Name, plan: org.Plan, keyID: keyID, allowed: a.orgModels[org.Name]}
 }
 

@@ -34,6 +34,7 @@ func (a *App) checkRateLimit(w http.ResponseWriter, p *principal) *apiError {
 	if ok {
 		return nil
 	}
+	observeRejection("rate_limit_exceeded")
 	secs := int(math.Ceil(wait.Seconds()))
 	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 	return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded",
@@ -56,6 +57,9 @@ func (a *App) chargeTokens(p *principal, tokens int) {
 // balance, less what calls in flight hold, would cross the org's floor
 // (zero, or its configured overdraft). An org under its auto top-up
 // threshold is topped up first. Free models (price 0) need no credit.
+// A key with a budget holds the same worst case against it first (429
+// budget_exceeded past it, see reserveKeyBudget); the call's reservation
+// then releases both.
 func (a *App) reserveCredit(st *reliability.BoltStore, c *call) *apiError {
 	route := c.route
 	price := route.Model.Price
@@ -78,13 +82,25 @@ func (a *App) reserveCredit(st *reliability.BoltStore, c *call) *apiError {
 		overdraft = oc.OverdraftUSD
 	}
 	a.maybeTopup(st, p)
+	keyHold, aerr := a.reserveKeyBudget(st, c, need)
+	if aerr != nil {
+		if aerr.status == http.StatusTooManyRequests {
+			observeRejection(aerr.code)
+		}
+		return aerr
+	}
 	res, err := st.Reserve(p.orgID, need, overdraft)
+	if err != nil {
+		keyHold.Release()
+	}
 	var ce *reliability.CreditError
 	switch {
 	case err == nil:
+		res.Link(keyHold)
 		c.reservation = res
 		return nil
 	case errors.As(err, &ce):
+		observeRejection("insufficient_quota")
 		return &apiError{status: http.StatusTooManyRequests, typ: "insufficient_quota", code: "insufficient_quota",
 			message: fmt.Sprintf("not enough credit for this call: it may cost up to %s USD (about %d input tokens and up to %d output tokens at its price) and the organisation has %s USD available; top up, or lower max_tokens",
 				strconv.FormatFloat(ce.NeedUSD, 'f', 6, 64), in, out, strconv.FormatFloat(ce.AvailableUSD, 'f', 6, 64))}

@@ -100,6 +100,7 @@ func (c *call) cacheKey() string {
 func (c *call) serveCached(w http.ResponseWriter, r *http.Request) bool {
 	sh := c.g.app.rt.shared
 	entry, ok := sh.cache.Get(c.cacheKey(), time.Now())
+	observeCacheLookup(c.req.Model, ok)
 	if !ok {
 		w.Header().Set(cacheHeader, "miss")
 		return false

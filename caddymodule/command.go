@@ -1,11 +1,7 @@
 package caddymodule
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
@@ -14,17 +10,21 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "llm",
-		Usage: "keys create --org <name> | backup --output <file> [--address <admin>] [--config <file> [--adapter <name>]]",
+		Usage: "keys list|create|revoke|rotate ... | backup --output <file> [--address <admin>] [--config <file> [--adapter <name>]]",
 		Short: "Manages the LLM gateway of a running Caddy",
 		Long: `
 Talks to a running Caddy through its admin API; it never opens the store
 file itself. The admin address comes from --address, else from the config
 file given with --config, else it is localhost:2019.
 
-  caddy llm keys create --org acme
+  caddy llm keys create --org acme [--name ci] [--admin] [--expires 720h]
+      [--budget-day 5] [--budget-month 50] [--models a,b] [--create-org]
 
-creates an API key for the org (creating the org if needed) and prints the
-key once. Only its hash is stored.
+creates an API key for the org and prints the key once; only its hash is
+stored. An org that does not exist is an error unless --create-org is
+given. "caddy llm keys list --org acme" lists the org's keys (never the
+secrets), "caddy llm keys revoke <id>" revokes one from the next request
+on, and "caddy llm keys rotate <id>" gives it a new secret, printed once.
 
   caddy llm backup --output gateway-backup.db
 
@@ -38,16 +38,7 @@ restore, stop the gateway and put the copy in the store's place.`,
 
 // registerLLMCommand adds the llm subcommands to cmd.
 func registerLLMCommand(cmd *cobra.Command) {
-	keys := &cobra.Command{Use: "keys", Short: "Manages API keys"}
-	create := &cobra.Command{
-		Use:   "create --org <name>",
-		Short: "Creates an API key and prints it once",
-		RunE:  runKeysCreate,
-	}
-	create.Flags().String("org", "", "organisation the key acts for (required)")
-	addAdminFlags(create)
-	keys.AddCommand(create)
-	cmd.AddCommand(keys)
+	cmd.AddCommand(keysCommand())
 
 	backup := &cobra.Command{
 		Use:   "backup --output <file>",
@@ -79,36 +70,4 @@ func adminAddress(cmd *cobra.Command) (string, error) {
 		return "", fmt.Errorf("finding the admin API: %w", err)
 	}
 	return addr, nil
-}
-
-func runKeysCreate(cmd *cobra.Command, _ []string) error {
-	org, _ := cmd.Flags().GetString("org")
-	if org == "" {
-		return fmt.Errorf("--org is required")
-	}
-	addr, err := adminAddress(cmd)
-	if err != nil {
-		return err
-	}
-	body, _ := json.Marshal(map[string]string{"org": org})
-	headers := http.Header{"Content-Type": {"application/json"}}
-	resp, err := caddycmd.AdminAPIRequest(addr, http.MethodPost, "/llm/keys", headers, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("creating key: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("reading answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("creating key: admin API answered %s: %s", resp.Status, bytes.TrimSpace(raw))
-	}
-	var out createKeyResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return fmt.Errorf("decoding answer: %w", err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out.Key)
-	fmt.Fprintf(cmd.ErrOrStderr(), "key %s for org %s (%s); it is shown only this once\n", out.ID, out.Org, out.OrgID)
-	return nil
 }

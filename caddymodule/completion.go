@@ -49,6 +49,8 @@ type call struct {
 	reservation *reliability.Reservation
 
 	attempts []reliability.Attempt
+	// callObs is what the call's metrics, span and log fields keep.
+	callObs
 }
 
 // idPrefixes are the completion id prefixes of each client dialect.
@@ -133,12 +135,15 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 		return nil, aerr
 	}
 	c.id = reliability.NewID(idPrefixes[d])
+	c.exposePlaceholders(r)
 	return c, nil
 }
 
 // serve tries the route's paths in order until one answers, and writes the
 // answer in the client's shape.
 func (c *call) serve(w http.ResponseWriter, r *http.Request) {
+	r = c.startSpan(r)
+	defer c.endSpan()
 	if c.route.Tier == "batch" && !c.batchRun && c.d != translate.Embeddings {
 		c.enqueue(w)
 		return
@@ -181,7 +186,8 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		t0 := time.Now()
-		err = up.send(aw, r, ud, ubody)
+		ar, span := c.startAttempt(r, cand, up)
+		err = up.send(aw, ar, ud, ubody)
 		release()
 		if aw.mode == modeCapture || (err != nil && aw.status == 0 && !errors.Is(err, errAborted)) {
 			sh.health.Failure(routing.PathKey(cand), time.Now())
@@ -190,6 +196,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		att := reliability.Attempt{Provider: cand.Provider.Name, UpstreamModel: cand.Path.UpstreamModel,
 			Status: aw.status, LatencyMs: time.Since(t0).Milliseconds()}
+		c.attemptDone(span, cand, t0, aw, err)
 
 		if aw.mode == modeStream && ss.started {
 			// The client has bytes: there is no going back to another path.
@@ -201,7 +208,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request) {
 				c.attempts[len(c.attempts)-1].Error = "upstream stream broke: " + defect.Error()
 				ss.fail(cand, defect.Error())
 			case aw.sinkErr != nil:
-				c.record(ss.recordFailed(cand, "the client closed the connection"))
+				c.record(ss.recordFailed(cand, msgClientClosed))
 			case err != nil && !ss.cs.Done():
 				c.attempts[len(c.attempts)-1].Error = "upstream stream broke: " + err.Error()
 				ss.fail(cand, "the upstream stream broke before it was complete")

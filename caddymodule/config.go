@@ -109,9 +109,13 @@ type ProviderConfig struct {
 	// Endpoints are more base URLs serving the same API (same path); the
 	// reverse proxy balances across them and BaseURL.
 	Endpoints []string `json:"endpoints,omitempty"`
-	// Headers are extra request headers for this provider. Their values
-	// are treated as secrets (never logged) and may be {env.VAR} or
-	// {file./path} placeholders, read when the config loads.
+	// Headers are extra request headers for this provider. They are added
+	// as the request leaves, like the credential, so no log line of the
+	// reverse proxy holds them; the values of those whose names say they
+	// hold a credential or an account id (key, token, secret, auth,
+	// organization, project...) are scrubbed from all log text too. Values
+	// may be {env.VAR} or {file./path} placeholders, read when the config
+	// loads.
 	Headers map[string]string `json:"headers,omitempty"`
 	// DialTimeout bounds connecting to the upstream. Default 10s.
 	DialTimeout caddy.Duration `json:"dial_timeout,omitempty"`

@@ -54,6 +54,9 @@ func (c *call) newDelivery(cand routing.Candidate, usage translate.Usage, result
 		d.etaMs = &zero
 	}
 	d.fps.Exchange = routing.ExchangeFingerprint(c.canon, result)
+	if result != nil {
+		c.finishReason = result.FinishReason
+	}
 	return d
 }
 

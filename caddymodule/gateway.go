@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/modelgate/gateway/internal/linger"
 	"github.com/modelgate/gateway/translate"
 )
 
@@ -137,6 +138,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	release, aerr := g.app.acquireCallSlot(w, p)
 	if aerr != nil {
+		observeRejection(aerr.code)
 		writeError(w, aerr, anthropic)
 		return nil
 	}
@@ -152,6 +154,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			aerr.typ = "request_too_large" // the type Anthropic's API answers 413 with
 		}
 		writeError(w, aerr, anthropic)
+		if aerr.status == http.StatusRequestEntityTooLarge {
+			linger.Discard(w, r) // so that the client reads the 413
+		}
 		return nil
 	}
 	c, aerr := g.newCall(r, p, d, body, start)
@@ -184,7 +189,7 @@ func (a *App) principalOf(r *http.Request) (*principal, *apiError) {
 	case err == nil:
 		return p, nil
 	case errors.Is(err, errBadKey):
-		return nil, errUnauthorized("invalid API key")
+		return nil, errUnauthorized(unauthorizedMessage(err))
 	case errors.Is(err, errNotStarted):
 		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "api_error", code: "starting", message: err.Error()}
 	default:

@@ -202,9 +202,10 @@ func (l *limits) checkShape(d translate.Dialect, body []byte) *apiError {
 // readBody reads the request body under the size limit. A declared
 // Content-Length over the limit is refused before any of the body is
 // read; a body without one is read up to the limit and refused at the
-// first byte past it. Either way the connection is closed after the
-// answer, so that the rest of the body is never read. A body whose read
-// time runs out (see armBodyTimeout) is a 408.
+// first byte past it. Either way the answer asks for the connection to be
+// closed; the caller drains what the client still sends once it has
+// answered (linger.Discard), so that the client reads the 413. A body
+// whose read time runs out (see armBodyTimeout) is a 408.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
 	if _, ok := r.Body.(*timedBody); !ok {
 		// A caller that set no time limit gets the default one.
@@ -221,8 +222,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *api
 	var body []byte
 	var err error
 	if r.ContentLength > 0 {
-		// The exact size is known: one allocation, and one byte more to
-		// read tells a body longer than it declared.
+		// The exact size is known: one allocation. The server ends the
+		// body at its declared length.
 		body = make([]byte, r.ContentLength)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
@@ -275,7 +276,7 @@ func armBodyTimeout(w http.ResponseWriter, r *http.Request, timeout time.Duratio
 	b := &timedBody{ReadCloser: r.Body, deadline: time.Now().Add(timeout), rc: http.NewResponseController(w), left: r.ContentLength}
 	b.timer = time.AfterFunc(timeout, b.expire)
 	r.Body = b
-	return b.finish
+	return func() { b.finish() }
 }
 
 // timedBody is a request body with a time limit.
@@ -306,7 +307,13 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		b.left -= int64(n)
 	}
 	if err == io.EOF || (b.left == 0 && n > 0) {
-		b.finish()
+		// The whole body arrived: if the timer fired meanwhile, the
+		// connection's deadline is put back, as the server goes on
+		// reading from it (for the next request, or to notice a client
+		// that leaves).
+		if b.finish() {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
 		return n, err
 	}
 	if b.expired.Load() || time.Now().After(b.deadline) {
@@ -327,15 +334,17 @@ func (b *timedBody) expire() {
 	_ = b.rc.SetReadDeadline(time.Now().Add(-time.Second))
 }
 
-// finish ends the watch.
-func (b *timedBody) finish() {
+// finish ends the watch; it reports whether the timer had already moved
+// the connection's deadline.
+func (b *timedBody) finish() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.done {
-		return
+		return false
 	}
 	b.done = true
 	b.timer.Stop()
+	return b.expired.Load()
 }
 
 // orgSlots counts each org's model calls in flight, across every config

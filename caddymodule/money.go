@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -122,6 +123,9 @@ type balanceBody struct {
 // serveMoney answers GET /balance, GET /ledger and GET /usage for the
 // authenticated org.
 func (h *Reliability) serveMoney(w http.ResponseWriter, r *http.Request, st *reliability.BoltStore, p *principal, what string) *apiError {
+	if what == "balance/auto_topup" {
+		return h.setOrgAutoTopup(w, r, st, p)
+	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
 		return &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed", message: "use GET"}
@@ -203,8 +207,49 @@ func usageRange(r *http.Request, now time.Time) (from, to time.Time, aerr *apiEr
 // org's money endpoints, and which.
 func isMoneyPath(rest string) (string, bool) {
 	switch what := strings.Trim(rest, "/"); what {
-	case "balance", "ledger", "usage":
+	case "balance", "ledger", "usage", "balance/auto_topup":
 		return what, true
 	}
 	return "", false
+}
+
+// setOrgAutoTopup answers POST /balance/auto_topup: an admin key of the
+// org sets the org's auto top-up ({"threshold_usd":..,"amount_usd":..};
+// an amount of 0 turns it off) and gets the balance back.
+func (h *Reliability) setOrgAutoTopup(w http.ResponseWriter, r *http.Request, st *reliability.BoltStore, p *principal) *apiError {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed", message: "use POST"}
+	}
+	if !p.admin {
+		return errForbidden("only an admin key of the organisation may change its auto top-up")
+	}
+	var req struct {
+		ThresholdUSD *float64 `json:"threshold_usd"`
+		AmountUSD    *float64 `json:"amount_usd"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<12)).Decode(&req); err != nil {
+		return errInvalid("", "the body must be a JSON object with threshold_usd and amount_usd")
+	}
+	switch {
+	case req.ThresholdUSD == nil:
+		return errInvalid("threshold_usd", "threshold_usd is required")
+	case req.AmountUSD == nil:
+		return errInvalid("amount_usd", "amount_usd is required")
+	}
+	t := reliability.AutoTopup{ThresholdUSD: *req.ThresholdUSD, AmountUSD: *req.AmountUSD}
+	if err := t.Validate(); err != nil {
+		param := "threshold_usd"
+		if (reliability.AutoTopup{AmountUSD: t.AmountUSD}).Validate() != nil {
+			param = "amount_usd"
+		}
+		return errInvalid(param, err.Error())
+	}
+	if err := h.app.setAutoTopup(st, p.orgID, t); err != nil {
+		return h.internal("setting auto top-up", err)
+	}
+	h.logger.Info("auto top-up set by the org", zap.String("org", p.orgName), zap.String("key", p.keyID),
+		zap.Float64("threshold_usd", t.ThresholdUSD), zap.Float64("amount_usd", t.AmountUSD))
+	r.Method = http.MethodGet
+	return h.serveMoney(w, r, st, p, "balance")
 }

@@ -49,10 +49,30 @@ func credentialHeaders(p *routing.Provider) http.Header {
 		h.Set(k, v)
 	}
 	registerSecrets(p.APIKey)
-	for _, v := range p.Headers {
-		registerSecrets(v)
+	for k, v := range p.Headers {
+		if credentialName(k) {
+			registerSecrets(v)
+		}
 	}
 	return h
+}
+
+// credentialName reports whether a configured header's name says it holds
+// a credential or an account id, so that its value is also scrubbed from
+// any text the gateway logs (every configured header stays off the
+// proxy's log lines regardless; ordinary values such as a content type are
+// not worth scrubbing from everything else).
+func credentialName(name string) bool {
+	if isSecretHeader(name, nil) {
+		return true
+	}
+	n := strings.ToLower(name)
+	for _, w := range [...]string{"key", "token", "secret", "auth", "organization", "project", "account", "password"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // RoundTrip implements http.RoundTripper.

@@ -28,6 +28,7 @@ func (c *call) baseRecord(cand routing.Candidate) *reliability.Call {
 		Attempts:        c.attempts,
 		PayloadsChecked: true,
 	}
+	c.served = cand // the metrics name the model that served the call
 	if cand.Provider != nil {
 		rec.Provider = cand.Provider.Name
 		rec.ModelVersion = cand.Path.UpstreamModel
@@ -76,6 +77,7 @@ func (c *call) failedRecord(cand routing.Candidate, message string) *reliability
 // org in the same commit; it never waits for disk. A served call tagged
 // with a gated operation goes to the async eval pass.
 func (c *call) record(rec *reliability.Call) {
+	c.observe(rec)
 	st := c.g.app.storeOrNil()
 	if st == nil {
 		return

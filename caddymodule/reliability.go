@@ -19,8 +19,9 @@ func init() {
 	caddy.RegisterModule(Reliability{})
 }
 
-// Reliability is the `llm_reliability` HTTP handler: the recorded calls and
-// the reliability API. Requests for other paths go to the next handler.
+// Reliability is the `llm_reliability` HTTP handler: the recorded calls,
+// the key endpoints of an org's admin key (keyapi.go) and the reliability
+// API. Requests for other paths go to the next handler.
 type Reliability struct {
 	// Prefix is the path prefix the endpoints live under. Default "/v1".
 	Prefix string `json:"prefix,omitempty"`
@@ -59,11 +60,15 @@ func (h *Reliability) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		return next.ServeHTTP(w, r)
 	}
 	seg := strings.Split(strings.Trim(rest, "/"), "/")
+	if seg[0] == "keys" {
+		h.serveKeys(w, r, seg[1:])
+		return nil
+	}
 	what, money := isMoneyPath(rest)
 	if (seg[0] != "calls" || len(seg) > 2) && !money {
 		return h.serveAPI(w, r, next, rest)
 	}
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet && !money {
 		w.Header().Set("Allow", http.MethodGet)
 		writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed", message: "use GET"}, false)
 		return nil

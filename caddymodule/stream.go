@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelgate/gateway/reliability"
 	"github.com/modelgate/gateway/routing"
@@ -86,6 +87,7 @@ func (s *streamState) send() error {
 		return nil
 	}
 	if !s.started {
+		s.c.firstByte = time.Now()
 		h := s.w.Header()
 		h.Set("Content-Type", "text/event-stream; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")

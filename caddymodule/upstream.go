@@ -171,6 +171,7 @@ func (u *upstream) sendPath(w *attemptWriter, r *http.Request, path string, body
 	req.URL.RawQuery = ""
 	req.Host = u.host
 	req.RequestURI = ""
+	injectTraceContext(req)
 	if w.wantSSE {
 		// A stream that goes quiet is cut off by cancelling the upstream
 		// request: the proxy's read of the body fails, and the attempt ends

@@ -104,6 +104,9 @@ func unservedError(f attemptFailure, d translate.Dialect) *apiError {
 	case status >= 500:
 		e.code = "upstream_error"
 		e.message = "the upstream provider failed to serve the call"
+	case errors.Is(f.err, errAborted):
+		e.code = "upstream_error"
+		e.message = "the upstream provider's answer was cut off"
 	case f.err != nil:
 		var cc *errContentCoding
 		if errors.As(f.err, &cc) {

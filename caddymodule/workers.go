@@ -31,9 +31,15 @@ func (a *App) startWorkers(st *reliability.BoltStore) {
 		// workers keep the eval pass up with a busy operation.
 		EvalPassQueue:   16384,
 		EvalPassWorkers: 4,
-		OnEvidence:      a.rt.shared.onEvidence,
-		OnScored:        a.rt.shared.onScored,
-		FairUse:         fu,
+		OnEvidence: func(e reliability.GateEvidence) {
+			a.rt.shared.onEvidence(e)
+			observeGateScore(e)
+		},
+		OnScored: func(e reliability.GateEvidence) {
+			a.rt.shared.onScored(e)
+			observeScoredCall(e)
+		},
+		FairUse: fu,
 		PlanOf: func(orgID string) string {
 			if org, err := st.Org(orgID); err == nil {
 				return org.Plan

@@ -353,19 +353,42 @@ http://127.0.0.1:%d {
 }
 
 // bodyReader makes up n bytes of a JSON body as they are read, so that a
-// test can send bodies far larger than it holds.
+// test can send bodies far larger than it holds. With a gate, it sends
+// only its first held bytes until the gate is closed: a server that
+// answers while the rest is held back answered without reading it.
 type bodyReader struct {
 	head []byte
 	left int64
+	held int64
+	gate chan struct{}
 }
 
 func newBodyReader(n int64) *bodyReader {
 	return &bodyReader{head: []byte(`{"model":"demo/demo-chat","messages":[{"role":"user","content":"`), left: n}
 }
 
+// gated makes r send only its first held bytes until open is called.
+func (r *bodyReader) gated(held int64) (*bodyReader, func()) {
+	r.held, r.gate = held, make(chan struct{})
+	return r, func() { close(r.gate) }
+}
+
+var filler = bytes.Repeat([]byte{'x'}, 64<<10)
+
 func (r *bodyReader) Read(p []byte) (int, error) {
 	if r.left <= 0 {
 		return 0, io.EOF
+	}
+	if r.gate != nil && r.held <= 0 {
+		select {
+		case <-r.gate:
+			r.gate = nil
+		case <-time.After(30 * time.Second):
+			return 0, fmt.Errorf("the server never answered while the body was held back")
+		}
+	}
+	if r.gate != nil {
+		p = p[:min(int64(len(p)), r.held)]
 	}
 	n := 0
 	if len(r.head) > 0 {
@@ -373,10 +396,10 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 		r.head = r.head[n:]
 	}
 	for n < len(p) && int64(n) < r.left {
-		p[n] = 'x'
-		n++
+		n += copy(p[n:min(len(p), n+int(min(r.left-int64(n), int64(len(filler)))))], filler)
 	}
 	r.left -= int64(n)
+	r.held -= int64(n)
 	return n, nil
 }
 
@@ -395,7 +418,6 @@ func TestRequestLimits(t *testing.T) {
 			max_messages 20
 			max_tools 4
 			max_header_size 8KiB
-			max_concurrent_calls 2
 		}`))
 	base := fmt.Sprintf("http://127.0.0.1:%d/v1", port)
 	waitUp(t, base)
@@ -424,13 +446,16 @@ func TestRequestLimits(t *testing.T) {
 	}
 
 	t.Run("body size per endpoint", func(t *testing.T) {
-		rd := newBodyReader(64 << 20)
+		// The client holds back all but 64 KiB of a body that declares
+		// 64 MiB: the 413 comes before the gateway reads it.
+		rd, open := newBodyReader(64 << 20).gated(64 << 10)
 		status, _, body := post("/chat/completions", rd, 64<<20, auth)
+		open()
 		expect("declared chat", status, body, 413, "request_too_large")
-		if rd.left < 32<<20 {
-			t.Fatalf("the gateway read on: %d bytes sent", 64<<20-rd.left)
-		}
-		status, _, body = post("/chat/completions", newBodyReader(1<<20), -1, auth)
+		// Without a length, the gateway reads up to the limit, not on.
+		rd, open = newBodyReader(64 << 20).gated(1 << 20)
+		status, _, body = post("/chat/completions", rd, -1, auth)
+		open()
 		expect("chunked chat", status, body, 413, "request_too_large")
 		status, _, body = post("/messages", newBodyReader(1<<20), 1<<20, http.Header{"X-Api-Key": {demoKey}})
 		expect("messages", status, body, 413, "request_too_large")
@@ -478,65 +503,13 @@ func TestRequestLimits(t *testing.T) {
 		expect("headers", status, body, http.StatusRequestHeaderFieldsTooLarge, "headers_too_large")
 	})
 
-	t.Run("concurrent calls per org", func(t *testing.T) {
-		slow := chatBody("demo/demo-chat", "wait [[sleep:1500]]", "")
-		var wg sync.WaitGroup
-		done := make(chan struct{})
-		slowStatuses := make(chan int, 64)
-		// Two slow calls hold both slots; a third call is refused while
-		// they run. They are started again until the refusal is seen, so
-		// that no timing is assumed.
-		deadline := time.Now().Add(30 * time.Second)
-		var refused []byte
-		var refusedHeader http.Header
-		for refused == nil && time.Now().Before(deadline) {
-			for i := 0; i < 2; i++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					status, _, _ := post("/chat/completions", strings.NewReader(slow), -1, auth)
-					slowStatuses <- status
-				}()
-			}
-			for time.Now().Before(deadline) && refused == nil {
-				status, h, body := post("/chat/completions", strings.NewReader(chatBody("demo/demo-chat", "quick", "")), -1, auth)
-				if status == http.StatusTooManyRequests {
-					refused, refusedHeader = body, h
-					break
-				}
-				if status != 200 {
-					t.Fatalf("quick call: %d %s", status, body)
-				}
-				if len(slowStatuses) >= 2 {
-					break // both slow calls ended first: start them again
-				}
-			}
-			wg.Wait()
-			for len(slowStatuses) > 0 {
-				if s := <-slowStatuses; s != 200 && s != http.StatusTooManyRequests {
-					t.Fatalf("slow call: %d", s)
-				}
-			}
-		}
-		close(done)
-		expect("concurrency", http.StatusTooManyRequests, refused, http.StatusTooManyRequests, "too_many_concurrent_calls")
-		if refusedHeader.Get("Retry-After") == "" || gjson.GetBytes(refused, "error.type").String() != "rate_limit_error" {
-			t.Fatalf("429 without Retry-After or type: %v %s", refusedHeader, refused)
-		}
-		// Another org is not held back by this one's calls.
-		status, _, body := post("/chat/completions", strings.NewReader(chatBody("demo/demo-chat", "other org", "")), -1,
-			http.Header{"Authorization": {"Bearer " + otherKey}})
-		if status != 200 {
-			t.Fatalf("other org: %d %s", status, body)
-		}
-	})
-
 	t.Run("memory under 16 concurrent oversized requests", func(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		var wg sync.WaitGroup
 		errs := make(chan string, 32)
+		// The bodies are 16 MiB: 64 times the limit, yet quick to send.
 		for i := 0; i < 16; i++ {
 			for _, declared := range []bool{true, false} {
 				wg.Add(1)
@@ -544,9 +517,9 @@ func TestRequestLimits(t *testing.T) {
 					defer wg.Done()
 					length := int64(-1)
 					if declared {
-						length = 64 << 20
+						length = 16 << 20
 					}
-					req, _ := http.NewRequest(http.MethodPost, base+"/chat/completions", newBodyReader(64<<20))
+					req, _ := http.NewRequest(http.MethodPost, base+"/chat/completions", newBodyReader(16<<20))
 					req.ContentLength = length
 					req.Header.Set("Authorization", "Bearer "+demoKey)
 					resp, err := http.DefaultClient.Do(req)
@@ -568,14 +541,97 @@ func TestRequestLimits(t *testing.T) {
 			t.Fatalf("oversized request: %s", e)
 		}
 		runtime.ReadMemStats(&after)
-		// 32 requests of 64 MiB: had they been read, 2 GiB would have been
-		// allocated. Each chunked one may be read up to the 256 KiB limit.
+		// 32 requests of 16 MiB: had they been read, 512 MiB would have
+		// been allocated (twice that as buffers grow). Each chunked one
+		// may be read up to the 256 KiB limit.
 		allocated := after.TotalAlloc - before.TotalAlloc
-		if allocated > 64<<20 {
+		if allocated > 48<<20 {
 			t.Fatalf("%d MiB allocated while refusing 32 oversized requests", allocated>>20)
 		}
-		t.Logf("allocated %d KiB in all while refusing 32 requests of 64 MiB", allocated>>10)
+		t.Logf("allocated %d KiB in all while refusing 32 requests of 16 MiB", allocated>>10)
 	})
+}
+
+// TestConcurrentCallsPerOrg: an org with max_concurrent_calls calls in
+// flight is answered 429 with Retry-After for the next one, while another
+// org is served.
+func TestConcurrentCallsPerOrg(t *testing.T) {
+	up := httptest.NewServer(demoupstream.New(demoupstream.Config{}))
+	defer up.Close()
+	port := freePort(t)
+	loadCaddyfile(t, hardeningConfig(t.TempDir(), port, up.URL, `limits {
+			max_concurrent_calls 2
+		}`))
+	base := fmt.Sprintf("http://127.0.0.1:%d/v1", port)
+	waitUp(t, base)
+	auth := http.Header{"Authorization": {"Bearer " + demoKey}}
+	post := func(path string, body io.Reader, length int64, h http.Header) (int, http.Header, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+path, body)
+		req.ContentLength = length
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("POST %s: %v", path, err)
+			return 0, nil, nil
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, out
+	}
+	expect := func(name string, status int, body []byte, wantStatus int, wantCode string) {
+		t.Helper()
+		if status != wantStatus || gjson.GetBytes(body, "error.code").String() != wantCode || gjson.GetBytes(body, "error.message").String() == "" {
+			t.Fatalf("%s: %d %s, want %d %s", name, status, body, wantStatus, wantCode)
+		}
+	}
+	slow := chatBody("demo/demo-chat", "wait [[sleep:1500]]", "")
+	other := http.Header{"Authorization": {"Bearer " + otherKey}}
+	type answer struct {
+		status int
+		h      http.Header
+		body   []byte
+	}
+	// Three slow calls for two slots: one is refused when they overlap,
+	// and a call of another org made as soon as the refusal arrives (the
+	// other two still hold the slots) is served. Rounds repeat until they
+	// overlap, so that no timing is assumed.
+	deadline := time.Now().Add(60 * time.Second)
+	var refused []byte
+	var refusedHeader http.Header
+	otherStatus := 0
+	for refused == nil && time.Now().Before(deadline) {
+		answers := make(chan answer, 3)
+		for i := 0; i < 3; i++ {
+			go func() {
+				status, h, body := post("/chat/completions", strings.NewReader(slow), -1, auth)
+				answers <- answer{status, h, body}
+			}()
+		}
+		for i := 0; i < 3; i++ {
+			a := <-answers
+			switch a.status {
+			case http.StatusTooManyRequests:
+				if refused == nil {
+					refused, refusedHeader = a.body, a.h
+					otherStatus, _, _ = post("/chat/completions", strings.NewReader(chatBody("demo/demo-chat", "other org", "")), -1, other)
+				}
+			case http.StatusOK:
+			default:
+				t.Fatalf("slow call: %d %s", a.status, a.body)
+			}
+		}
+	}
+	expect("concurrency", http.StatusTooManyRequests, refused, http.StatusTooManyRequests, "too_many_concurrent_calls")
+	if refusedHeader.Get("Retry-After") == "" || gjson.GetBytes(refused, "error.type").String() != "rate_limit_error" {
+		t.Fatalf("429 without Retry-After or type: %v %s", refusedHeader, refused)
+	}
+	// Another org is not held back by this one's calls.
+	if otherStatus != 200 {
+		t.Fatalf("other org while demo's slots were full: %d", otherStatus)
+	}
 }
 
 // TestSlowClientsAreCut: a client that sends its body too slowly, stalling

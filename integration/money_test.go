@@ -213,3 +213,31 @@ func TestAutoTopupOncePerCrossing(t *testing.T) {
 		t.Fatalf("%d auto top-ups for one crossing of the threshold: %s", topups, body)
 	}
 }
+
+// TestOrgAdminSetsAutoTopup: an admin key of the org changes the org's
+// auto top-up over the API; an ordinary key may not.
+func TestOrgAdminSetsAutoTopup(t *testing.T) {
+	g := startGatewayOpts(t, gatewayOpts{llm: walletOrgs})
+	st, k := adminPost(t, g, "/llm/keys", `{"org":"wallet","admin":true,"name":"ops"}`)
+	if st != http.StatusCreated || k.Get("key").Str == "" {
+		t.Fatalf("creating an admin key: %d %s", st, k.Raw)
+	}
+	admin := k.Get("key").Str
+	body := `{"threshold_usd":2.5,"amount_usd":15}`
+	if st, b, _ := g.do(http.MethodPost, "/balance/auto_topup", walletKey, body); st != http.StatusForbidden {
+		t.Fatalf("an ordinary key set the auto top-up: %d %s", st, b)
+	}
+	st2, b, _ := g.do(http.MethodPost, "/balance/auto_topup", admin, body)
+	got := gjson.ParseBytes(b)
+	if st2 != http.StatusOK || got.Get("auto_topup.threshold_usd").Float() != 2.5 || got.Get("auto_topup.amount_usd").Float() != 15 {
+		t.Fatalf("admin key: %d %s", st2, b)
+	}
+	if st, b, _ := g.do(http.MethodPost, "/balance/auto_topup", admin, `{"threshold_usd":-1,"amount_usd":15}`); st != http.StatusBadRequest ||
+		gjson.GetBytes(b, "error.param").Str != "threshold_usd" {
+		t.Fatalf("negative threshold: %d %s", st, b)
+	}
+	// The setting is the one in force for every key of the org.
+	if st, b, _ := g.do(http.MethodGet, "/balance", walletKey, nil); st != http.StatusOK || gjson.GetBytes(b, "auto_topup.amount_usd").Float() != 15 {
+		t.Fatalf("balance after the change: %d %s", st, b)
+	}
+}

@@ -80,7 +80,7 @@ func TestReadme(t *testing.T) {
 		if n < 10 {
 			t.Errorf("found %d commands in README.md; the parser lost some", n)
 		}
-		for _, want := range []string{"router-1", "tier batch", "router-embed-1", "count_tokens", "routesim -gateway", "keys create", "xcaddy build"} {
+		for _, want := range []string{"router-1", "tier batch", "router-embed-1", "count_tokens", "routesim -gateway", "keys create", "xcaddy build", "metrics"} {
 			if !r.covered[want] {
 				t.Errorf("README.md has no command showing %s", want)
 			}
@@ -337,8 +337,10 @@ func (r *readmeRunner) write(name, content string) {
 	}
 }
 
-// placeholder is an id left out of a command: "chatcmpl-...", "op_...".
-var placeholder = regexp.MustCompile(`\b([a-z]+[-_])\.\.\.`)
+// placeholder is an id left out of a command: "chatcmpl-...", "op_...",
+// or a key: "mg_live_..." stands for the last key `llm keys create`
+// printed.
+var placeholder = regexp.MustCompile(`\b([a-z]+[-_](?:live_)?)\.\.\.`)
 
 // run runs one README command (line is where its block starts).
 func (r *readmeRunner) run(line string, at int) {
@@ -411,7 +413,10 @@ func (r *readmeRunner) id(prefix string, at int) string {
 // caddy runs the gateway's binary with a README command's arguments.
 func (r *readmeRunner) caddy(where, bin string, env, args []string) {
 	t := r.t
-	env = append(childEnv(r.home), env...)
+	// Without --address or --config, the CLI talks to the default admin
+	// address, which is the example's; CADDY_ADMIN moves that default to
+	// where the example's admin API listens here.
+	env = append(childEnv(r.home, "CADDY_ADMIN=localhost"+r.ports.Replace(":2019")), env...)
 	if len(args) > 0 && args[0] == "run" {
 		if !slices.Equal(args, []string{"run", "--config", "Caddyfile.example"}) {
 			t.Fatalf("%s: the README starts the gateway with `run --config Caddyfile.example` only", where)
@@ -428,6 +433,7 @@ func (r *readmeRunner) caddy(where, bin string, env, args []string) {
 		if !keyPattern.MatchString(strings.TrimSpace(out)) {
 			t.Errorf("%s: printed %q, not a key", where, out)
 		}
+		r.ids["mg_live_"] = strings.TrimSpace(out)
 		r.covered["keys create"] = true
 	case joined == "version":
 		want := "github.com/modelgate/gateway "
@@ -555,6 +561,14 @@ func (r *readmeRunner) curl(where string, args []string) {
 	resp.Body.Close()
 	if err != nil {
 		t.Fatalf("%s: reading the answer: %v", where, err)
+	}
+	if req.URL.Path == "/metrics" {
+		// Prometheus text, with the calls the README made before.
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte("\nllm_gateway_requests_total{")) {
+			t.Fatalf("%s: answered %s, want 200 with the gateway's metrics: %.600s", where, resp.Status, out)
+		}
+		r.covered["metrics"] = true
+		return
 	}
 	if resp.StatusCode/100 != 2 || !json.Valid(out) {
 		t.Fatalf("%s: answered %s, want 2xx with a JSON body: %.600s", where, resp.Status, out)

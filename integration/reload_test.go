@@ -108,7 +108,7 @@ func TestReloadUnderTraffic(t *testing.T) {
 // TestAdminCreatesKeys creates a key through the admin API and uses it.
 func TestAdminCreatesKeys(t *testing.T) {
 	g := startGateway(t)
-	resp, err := http.Post("http://"+g.admin+"/llm/keys", "application/json", bytes.NewReader([]byte(`{"org":"acme"}`)))
+	resp, err := http.Post("http://"+g.admin+"/llm/keys", "application/json", bytes.NewReader([]byte(`{"org":"acme","create_org":true}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

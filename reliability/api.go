@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelgate/gateway/internal/jsonlimit"
+	"github.com/modelgate/gateway/internal/linger"
 	"github.com/modelgate/gateway/translate"
 )
 
@@ -118,7 +119,13 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request, orgID, orgPlan, 
 	r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, a.Limits))
 	status, body, aerr := h(r, rc)
 	if aerr != nil {
+		if aerr.status == http.StatusRequestEntityTooLarge || aerr.status == http.StatusRequestTimeout {
+			w.Header().Set("Connection", "close")
+		}
 		a.writeError(w, aerr)
+		if aerr.status == http.StatusRequestEntityTooLarge {
+			linger.Discard(w, r) // so that the client reads the 413
+		}
 		return true
 	}
 	a.writeJSON(w, status, body)

@@ -14,7 +14,10 @@ func TestAPIEvaluationLifecycle(t *testing.T) {
 	h.create("", "/datasets/"+dsID+"/items", `{"items":[{"input":"GOOD question","expected_output":"no","weight":3}]}`)
 	e := h.create("", "/evaluations", fmt.Sprintf(`{"dataset_id":%q,"evaluator_ids":[%q,%q],"model_version":"demo/echo"}`, dsID, evID, judge["id"]))
 	assertKeys(t, e, "id", "object", "org_id", "dataset_id", "dataset_version", "evaluator_ids", "model_version", "status",
-		"summary_scores", "started_at", "completed_at", "error", "created_at")
+		"summary_scores", "started_at", "completed_at", "error", "created_at", "progress")
+	if p, _ := e["progress"].(map[string]any); p["items_done"] != 0.0 || p["items_total"] != 2.0 {
+		t.Fatalf("progress at creation = %v, want 0 of 2 items", e["progress"])
+	}
 	id := e["id"].(string)
 	if !strings.HasPrefix(id, "eval_") || e["object"] != "evaluation" || e["org_id"] != h.org.ID || e["dataset_id"] != dsID ||
 		e["dataset_version"] != 3.0 || e["model_version"] != "demo/echo" || e["status"] != "pending" ||
@@ -31,6 +34,9 @@ func TestAPIEvaluationLifecycle(t *testing.T) {
 	}
 	assertTime(t, got["started_at"])
 	assertTime(t, got["completed_at"])
+	if p, _ := got["progress"].(map[string]any); p["items_done"] != 2.0 || p["items_total"] != 2.0 {
+		t.Fatalf("progress when done = %v, want 2 of 2 items", got["progress"])
+	}
 	// The model echoes the input: "echo: q" has no "yes" (0, weight 1),
 	// "echo: GOOD question" neither (0, weight 3); the judge sees the
 	// input "q" -> 0.3 and "GOOD question" -> 0.9.

@@ -129,6 +129,7 @@ var allBuckets = [][]byte{
 	bucketEvaluations, bucketEvaluationsByOrg, bucketEvaluationsByDataset,
 	bucketEvaluationsOpen, bucketEvaluationResults, bucketCallScores,
 	bucketTraining, bucketTrainingByOrg, bucketOutbox, bucketOutboxPending,
+	bucketKeysByID, bucketKeysByOrg, bucketKeySpend, bucketKeyLastUsed,
 	bucketOrgSettings,
 }
 
@@ -169,6 +170,14 @@ type BoltOptions struct {
 	// dropped by RecordCall and failed background commits. It may be
 	// called from several goroutines at once. Nil ignores them.
 	OnError func(error)
+	// OnCommit is told of every commit of the call writer: how many calls
+	// it held, how long it took and its error. It runs on the writer's
+	// goroutine, so it must return at once. Nil ignores them.
+	OnCommit func(calls int, took time.Duration, err error)
+	// OnRefund is told of every refund asked for by feedback, the eval
+	// pass or RefundCall, once its transaction has committed. It may be
+	// called from several goroutines at once. Nil ignores them.
+	OnRefund func(RefundEvent)
 }
 
 // withDefaults fills in the zero fields.
@@ -205,8 +214,12 @@ type BoltStore struct {
 	// credit holds the reservations of calls in flight and the charges
 	// queued to rec.
 	credit creditBook
+	// keys holds the key version, last uses and per-key budget book.
+	keys keyState
 	// retention bounds the payloads of calls written from now on.
 	retention atomic.Pointer[Retention]
+	// onRefund is BoltOptions.OnRefund.
+	onRefund func(RefundEvent)
 
 	// evalReady and mailReady wake the workers when an evaluation or an
 	// email is stored; claims keeps two workers of one process (the old
@@ -248,12 +261,21 @@ func OpenBolt(path string, opt BoltOptions) (*BoltStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := db.Update(initBuckets); err != nil {
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := initBuckets(tx); err != nil {
+			return err
+		}
+		return indexKeys(tx)
+	}); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", path, err), db.Close())
 	}
-	s := &BoltStore{db: db}
+	s := &BoltStore{db: db, onRefund: opt.OnRefund}
 	s.rec = newRecorder(s.commitCalls, opt.OnError, opt.BatchSize, opt.BatchDelay, opt.QueueSize)
-	s.rec.gaveUp = s.credit.dropped
+	s.rec.onCommit = opt.OnCommit
+	s.rec.gaveUp = func(calls []*pendingCall) {
+		s.credit.dropped(calls)
+		s.keys.spend.dropped(calls)
+	}
 	return s, nil
 }
 
@@ -288,6 +310,9 @@ func (s *BoltStore) Close() error {
 		var errs []error
 		if err := s.rec.close(); err != nil {
 			errs = append(errs, fmt.Errorf("flush calls: %w", err))
+		}
+		if err := s.flushKeyUse(); err != nil {
+			errs = append(errs, err)
 		}
 		if err := s.db.Close(); err != nil {
 			errs = append(errs, err)

@@ -155,7 +155,10 @@ type pendingCall struct {
 	id          string
 	orgID       string
 	operationID string
-	created     time.Time
+	// keyID is the key that made the call; its charge counts against the
+	// key's budget.
+	keyID   string
+	created time.Time
 	// call is encoded into data by the writer, off the caller's goroutine.
 	call *Call
 	// buf holds data when it came from encodeBufs; it goes back after the
@@ -185,8 +188,10 @@ func (s *BoltStore) RecordCall(c *Call) {
 		// The charge counts against the org's credit from now until its
 		// commit has returned (see creditBook).
 		s.credit.queued(p)
+		s.keys.spend.queued(p)
 		if err = s.rec.enqueue(p); err != nil {
 			s.credit.dropped([]*pendingCall{p})
+			s.keys.spend.dropped([]*pendingCall{p})
 		}
 	}
 	if err != nil {
@@ -212,7 +217,7 @@ func prepareCall(c *Call, report func(error)) (*pendingCall, error) {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = time.Now().UTC()
 	}
-	p := &pendingCall{id: c.ID, orgID: c.OrgID, created: c.CreatedAt}
+	p := &pendingCall{id: c.ID, orgID: c.OrgID, keyID: c.KeyID, created: c.CreatedAt}
 	if c.OperationID != nil {
 		p.operationID = *c.OperationID
 	}
@@ -283,6 +288,7 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 		if err := p.encode(s.rec.report); err != nil {
 			s.rec.report(err)
 			s.credit.dropped([]*pendingCall{p})
+			s.keys.spend.dropped([]*pendingCall{p})
 			continue
 		}
 		kept = append(kept, p)
@@ -292,7 +298,15 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 	// commits, and back to queued when it does not (see creditBook).
 	txid := 0
 	var err error
+	// Keys used since their last use was written go in the same commit.
+	uses := s.keys.use.take()
+	var usesDone func()
 	defer func() {
+		if err != nil || usesDone == nil {
+			s.keys.use.putBack(uses)
+		} else {
+			usesDone()
+		}
 		if err != nil {
 			return // a retry commits the same bytes again
 		}
@@ -310,6 +324,7 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 			byOrg:  tx.Bucket(bucketCallsByOrg),
 			byOp:   tx.Bucket(bucketCallsByOrgOp),
 			ledger: newLedgerTx(tx),
+			spend:  newKeySpendTx(tx),
 		}
 		// Calls and ledger entries arrive in roughly ascending key order,
 		// so pages can be packed instead of split half empty.
@@ -324,12 +339,21 @@ func (s *BoltStore) commitCalls(batch []*pendingCall) error {
 		if err := w.ledger.flush(); err != nil {
 			return err
 		}
+		if err := w.spend.flush(); err != nil {
+			return err
+		}
+		var err error
+		if usesDone, err = writeKeyUse(tx, uses); err != nil {
+			return err
+		}
 		txid = tx.ID()
 		s.credit.writing(batch, txid)
+		s.keys.spend.writing(batch, txid)
 		return nil
 	})
 	if err != nil && txid != 0 {
 		s.credit.unwritten(batch, txid)
+		s.keys.spend.unwritten(batch, txid)
 	}
 	return err
 }
@@ -347,6 +371,8 @@ type callWriter struct {
 	// ledger charges the calls; it writes each org's balance once, when
 	// the batch is done.
 	ledger *ledgerTx
+	// spend counts the charges of each key against its budget periods.
+	spend *keySpendTx
 	// key is scratch space for index keys, which bbolt copies on Put.
 	key []byte
 }
@@ -354,11 +380,14 @@ type callWriter struct {
 // putCallTx writes one encoded call with its indexes (and its charge)
 // inside tx, replacing an earlier record of the same id.
 func putCallTx(tx *bolt.Tx, calls, byOrg, byOp *bolt.Bucket, p *pendingCall) error {
-	w := callWriter{calls: calls, byOrg: byOrg, byOp: byOp, ledger: newLedgerTx(tx)}
+	w := callWriter{calls: calls, byOrg: byOrg, byOp: byOp, ledger: newLedgerTx(tx), spend: newKeySpendTx(tx)}
 	if err := w.put(p); err != nil {
 		return err
 	}
-	return w.ledger.flush()
+	if err := w.ledger.flush(); err != nil {
+		return err
+	}
+	return w.spend.flush()
 }
 
 // put writes one encoded call with its indexes and its charge, replacing
@@ -391,6 +420,7 @@ func (w *callWriter) put(p *pendingCall) error {
 		if err := w.ledger.charge(p.orgID, p.id, p.charge, p.created, old == nil); err != nil {
 			return fmt.Errorf("charge call %s: %w", p.id, err)
 		}
+		w.spend.add(p.keyID, p.created, p.charge)
 	}
 	return nil
 }

@@ -158,6 +158,9 @@ type Reservation struct {
 	oc    *orgCredit
 	nanos int64
 	done  atomic.Bool
+	// linked is the call's hold on its key's budget, released with this
+	// one (see Link).
+	linked *KeyReservation
 }
 
 // USD is the amount reserved.
@@ -178,6 +181,7 @@ func (r *Reservation) Release() {
 	r.oc.mu.Lock()
 	r.oc.reserved -= r.nanos
 	r.oc.mu.Unlock()
+	r.linked.Release()
 }
 
 // Reserve holds needUSD of the org's credit for a call, or fails with a

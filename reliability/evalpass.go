@@ -90,7 +90,7 @@ func (w *Worker) evalPass(ctx context.Context, call Call) error {
 				cs.Passed = false
 			}
 			if w.opts.OnEvidence != nil {
-				w.opts.OnEvidence(GateEvidence{OrgID: call.OrgID, OperationID: op.ID, PathKey: call.PathKey, Provider: call.Provider,
+				w.opts.OnEvidence(GateEvidence{OrgID: call.OrgID, OperationID: op.ID, OperationKey: op.Key, PathKey: call.PathKey, Provider: call.Provider,
 					PromptFingerprint: fingerprint, EvaluatorID: g.EvaluatorID, Score: *gs.Score, Passed: gs.Passed})
 			}
 		}
@@ -101,7 +101,7 @@ func (w *Worker) evalPass(ctx context.Context, call Call) error {
 		if cs.Passed {
 			score = 1
 		}
-		w.opts.OnScored(GateEvidence{OrgID: call.OrgID, OperationID: op.ID, PathKey: call.PathKey, Provider: call.Provider,
+		w.opts.OnScored(GateEvidence{OrgID: call.OrgID, OperationID: op.ID, OperationKey: op.Key, PathKey: call.PathKey, Provider: call.Provider,
 			PromptFingerprint: fingerprint, Score: score, Passed: cs.Passed})
 	}
 	paid := false

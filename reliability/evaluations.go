@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -65,6 +66,31 @@ type Evaluation struct {
 	Error *string `json:"error"`
 	// CreatedAt is when the evaluation was created; lists are ordered by it.
 	CreatedAt time.Time `json:"created_at"`
+	// Progress says how far the run has got: the items scored by every
+	// evaluator so far, of the items the evaluation scores. Absent on
+	// evaluations stored before progress was kept.
+	Progress *EvaluationProgress `json:"progress,omitempty"`
+}
+
+// EvaluationProgress counts the items of an evaluation.
+type EvaluationProgress struct {
+	// ItemsDone is how many items every evaluator has scored.
+	ItemsDone int `json:"items_done"`
+	// ItemsTotal is how many items the evaluation scores: the dataset's
+	// items up to the evaluated version.
+	ItemsTotal int `json:"items_total"`
+}
+
+// itemCount is how many items the dataset has: all of them belong to its
+// current version or an earlier one.
+func itemCount(tx *bolt.Tx, datasetID string) int {
+	prefix := indexPrefix(datasetID)
+	c := tx.Bucket(bucketItemsByDataset).Cursor()
+	n := 0
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		n++
+	}
+	return n
 }
 
 // EvaluationResult is one evaluator's score of one item (SPEC 2.13).
@@ -100,7 +126,7 @@ func (s *BoltStore) CreateEvaluation(e *Evaluation) error {
 	created.ID = NewID("eval_")
 	created.Object = ObjectEvaluation
 	created.Status = EvaluationPending
-	created.SummaryScores, created.StartedAt, created.CompletedAt, created.Error = nil, nil, nil, nil
+	created.SummaryScores, created.StartedAt, created.CompletedAt, created.Error, created.Progress = nil, nil, nil, nil, nil
 	created.EvaluatorIDs = append([]string{}, e.EvaluatorIDs...)
 	if created.CreatedAt.IsZero() {
 		created.CreatedAt = time.Now()
@@ -133,6 +159,7 @@ func (s *BoltStore) CreateEvaluation(e *Evaluation) error {
 				Message: fmt.Sprintf("dataset %s has no items to evaluate", ds.ID)}
 		}
 		created.DatasetVersion = ds.Version
+		created.Progress = &EvaluationProgress{ItemsTotal: itemCount(tx, ds.ID)}
 		if err := putJSON(tx.Bucket(bucketEvaluations), []byte(created.ID), created); err != nil {
 			return err
 		}
@@ -243,6 +270,9 @@ func (s *BoltStore) AddEvaluationResults(id string, results []EvaluationResult) 
 			return fmt.Errorf("evaluation is %s, not running: %w", e.Status, ErrConflict)
 		}
 		b := tx.Bucket(bucketEvaluationResults)
+		// The items that got their first result here: an item's results
+		// are added together, so these are the items now done.
+		var scored []string
 		for _, r := range results {
 			key := resultKey(id, r.DatasetItemID, r.EvaluatorID)
 			if b.Get(key) != nil {
@@ -254,8 +284,15 @@ func (s *BoltStore) AddEvaluationResults(id string, results []EvaluationResult) 
 			if err := putJSON(b, key, r); err != nil {
 				return err
 			}
+			if !slices.Contains(scored, r.DatasetItemID) {
+				scored = append(scored, r.DatasetItemID)
+			}
 		}
-		return nil
+		if e.Progress == nil || len(scored) == 0 {
+			return nil
+		}
+		e.Progress.ItemsDone = min(e.Progress.ItemsDone+len(scored), e.Progress.ItemsTotal)
+		return putJSON(tx.Bucket(bucketEvaluations), []byte(id), e)
 	})
 	if err != nil {
 		return fmt.Errorf("add results to evaluation %s: %w", id, err)

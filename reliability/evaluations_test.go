@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -129,5 +130,47 @@ func TestCreateEvaluationRules(t *testing.T) {
 	}
 	if open, _ := f.s.openEvaluations(); len(open) != 0 {
 		t.Fatalf("refused evaluations were opened: %v", open)
+	}
+}
+
+// TestEvaluationReportsProgress: an evaluation counts the items scored by
+// every evaluator against its items, from creation (0 of n) through the
+// run (one at a time) to done (n of n).
+func TestEvaluationReportsProgress(t *testing.T) {
+	f := newFixture(t)
+	yes := f.evaluator(t, KindRegex, `{"pattern":"yes"}`)
+	judge := f.evaluator(t, KindLLMJudge, `{"model":"judge/a","prompt":"Q: {{input}} A: {{output}}"}`)
+	ds := f.dataset(t, item(`"yes 1"`, `""`, 1), item(`"yes 2"`, `""`, 1), item(`"yes 3"`, `""`, 1))
+	e := f.createEvaluation(t, ds.ID, "demo/echo", yes.ID, judge.ID)
+	if e.Progress == nil || *e.Progress != (EvaluationProgress{ItemsDone: 0, ItemsTotal: 3}) {
+		t.Fatalf("progress at creation = %+v, want 0 of 3", e.Progress)
+	}
+	held := &fakeModels{hold: make(chan struct{})}
+	startWorker(t, f.s, held, WorkerOptions{})
+	// The first item's model call, then its judge call.
+	held.hold <- struct{}{}
+	held.hold <- struct{}{}
+	var mid Evaluation
+	waitFor(t, "one item done", func() bool {
+		mid, _ = f.s.Evaluation(e.ID)
+		return mid.Progress != nil && mid.Progress.ItemsDone == 1
+	})
+	if mid.Status != EvaluationRunning {
+		t.Fatalf("status with 1 of 3 items done = %s, want running", mid.Status)
+	}
+	if mid.Progress.ItemsTotal != 3 {
+		t.Fatalf("items_total mid-run = %d, want 3", mid.Progress.ItemsTotal)
+	}
+	close(held.hold)
+	done := waitStatus(t, f.s, e.ID, EvaluationDone)
+	if *done.Progress != (EvaluationProgress{ItemsDone: 3, ItemsTotal: 3}) {
+		t.Fatalf("progress when done = %+v, want 3 of 3", *done.Progress)
+	}
+	raw, err := json.Marshal(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"progress":{"items_done":3,"items_total":3}`) {
+		t.Fatalf("evaluation JSON has no progress: %s", raw)
 	}
 }

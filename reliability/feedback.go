@@ -98,6 +98,9 @@ func (s *BoltStore) CreateFeedback(fb *Feedback, fair FairUse) error {
 	if err != nil {
 		return fmt.Errorf("create feedback on call %s: %w", fb.CallID, err)
 	}
+	if created.Refund != nil {
+		s.noteRefund(RefundReasonThumbsDown, *created.Refund)
+	}
 	*fb = created
 	return nil
 }

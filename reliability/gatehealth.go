@@ -189,5 +189,8 @@ func (s *BoltStore) commitEvalPass(cs *CallScores, paid bool, fair FairUse, at t
 	if err != nil {
 		return fmt.Errorf("store eval pass of call %s: %w", cs.CallID, err)
 	}
+	if cs.Refund != nil {
+		s.noteRefund(RefundReasonEvalGate, *cs.Refund)
+	}
 	return nil
 }

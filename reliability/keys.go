@@ -38,8 +38,29 @@ type APIKey struct {
 	Hash [32]byte `json:"-"`
 	// Hint lets a person tell keys apart without revealing them.
 	Hint string `json:"hint"`
+	// Prefix is the key's text before "_live_" (the gateway's key_prefix
+	// when the key was issued).
+	Prefix string `json:"prefix,omitempty"`
+	// Name is a label that says what the key is for; it may be empty.
+	Name string `json:"name,omitempty"`
 	// CreatedAt is when the key was issued.
 	CreatedAt time.Time `json:"created_at"`
+	// ExpiresAt is when the key stops working; nil means never.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// RevokedAt is when the key was revoked; nil while it is not. A revoked
+	// key is kept, so that it is still listed and its calls still name it.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// RotatedAt is when the key's secret was last replaced (RotateKey);
+	// the id, name, budget and limits stay the same.
+	RotatedAt *time.Time `json:"rotated_at,omitempty"`
+	// Admin lets the key manage its own org's keys through the API.
+	Admin bool `json:"admin,omitempty"`
+	// Budget caps what the key's calls may cost per UTC day and month;
+	// nil means no cap beyond the org's credit.
+	Budget *KeyBudget `json:"budget,omitempty"`
+	// Models, when set, limits the key to these model ids, within the
+	// models its org may use.
+	Models []string `json:"models,omitempty"`
 }
 
 // GenerateKey returns a new API key "<prefix>_live_<random>" whose random
@@ -105,15 +126,58 @@ func KeyHint(key string) string {
 
 // CreateKey issues a new key for an existing org and stores its hash.
 func (s *BoltStore) CreateKey(orgID, prefix string) (string, APIKey, error) {
+	return s.CreateKeyWith(orgID, prefix, KeyOptions{})
+}
+
+// CreateKeyWith issues a new key for an existing org with a name, an
+// expiry, a budget, a model list or the admin role, and stores its hash.
+// The key text is returned once; only its hash is stored.
+func (s *BoltStore) CreateKeyWith(orgID, prefix string, opt KeyOptions) (string, APIKey, error) {
+	now := time.Now().UTC()
+	if err := opt.normalize(now); err != nil {
+		return "", APIKey{}, fmt.Errorf("create key for org %s: %w", orgID, err)
+	}
 	key, err := GenerateKey(prefix)
 	if err != nil {
 		return "", APIKey{}, fmt.Errorf("create key for org %s: %w", orgID, err)
 	}
-	rec, err := s.AddKey(orgID, key)
+	rec := newKeyRecord(orgID, key, now)
+	opt.apply(&rec)
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
+			return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
+		}
+		if tx.Bucket(bucketKeys).Get(rec.Hash[:]) != nil {
+			// 190 random bits: this is a broken random source, not luck.
+			return fmt.Errorf("generated key %s exists already: %w", rec.Hint, ErrConflict)
+		}
+		return putKeyTx(tx, rec)
+	})
 	if err != nil {
-		return "", APIKey{}, err
+		return "", APIKey{}, fmt.Errorf("create key for org %s: %w", orgID, err)
 	}
 	return key, rec, nil
+}
+
+// newKeyRecord is the record of a new key.
+func newKeyRecord(orgID, key string, now time.Time) APIKey {
+	return APIKey{
+		ID:        NewID("key_"),
+		OrgID:     orgID,
+		Hash:      HashKey(key),
+		Hint:      KeyHint(key),
+		Prefix:    keyPrefixOf(key),
+		CreatedAt: now,
+	}
+}
+
+// keyPrefixOf is the text of key before "_live_", or "" when it has none.
+func keyPrefixOf(key string) string {
+	head, _, found := strings.Cut(key, keyMarker)
+	if !found {
+		return ""
+	}
+	return head
 }
 
 // AddKey stores the hash of a key chosen elsewhere for an existing org.
@@ -121,13 +185,7 @@ func (s *BoltStore) AddKey(orgID, key string) (APIKey, error) {
 	if key == "" {
 		return APIKey{}, fmt.Errorf("add key for org %s: key is empty", orgID)
 	}
-	rec := APIKey{
-		ID:        NewID("key_"),
-		OrgID:     orgID,
-		Hash:      HashKey(key),
-		Hint:      KeyHint(key),
-		CreatedAt: time.Now().UTC(),
-	}
+	rec := newKeyRecord(orgID, key, time.Now().UTC())
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketOrgs).Get([]byte(orgID)) == nil {
 			return fmt.Errorf("org %s: %w", orgID, ErrNotFound)
@@ -144,7 +202,7 @@ func (s *BoltStore) AddKey(orgID, key string) (APIKey, error) {
 			rec = existing
 			return nil
 		}
-		return putJSON(keys, rec.Hash[:], rec)
+		return putKeyTx(tx, rec)
 	})
 	if err != nil {
 		return APIKey{}, fmt.Errorf("add key for org %s: %w", orgID, err)
@@ -178,5 +236,9 @@ func decodeKey(h [32]byte, v []byte) (APIKey, error) {
 		return APIKey{}, fmt.Errorf("decode key record: %w", err)
 	}
 	rec.Hash = h
+	if rec.Prefix == "" {
+		// Records written before prefixes were kept: the hint starts with it.
+		rec.Prefix = keyPrefixOf(rec.Hint)
+	}
 	return rec, nil
 }

@@ -38,9 +38,12 @@ type recorder struct {
 	// gaveUp, when set, is told of each batch the writer could not
 	// commit and dropped; set it before the first enqueue.
 	gaveUp func([]*pendingCall)
-	size   int
-	delay  time.Duration
-	limit  int // most calls queued before enqueue blocks
+	// onCommit, when set, is told of every commit (see
+	// BoltOptions.OnCommit); set it before the first enqueue.
+	onCommit func(calls int, took time.Duration, err error)
+	size     int
+	delay    time.Duration
+	limit    int // most calls queued before enqueue blocks
 
 	mu sync.Mutex
 	// space is signalled when the writer takes calls off the queue.
@@ -248,13 +251,13 @@ func (r *recorder) run() {
 
 // write commits one batch, trying a second time before giving it up.
 func (r *recorder) write(batch []*pendingCall) error {
-	err := r.commit(batch)
+	err := r.timedCommit(batch)
 	if err == nil {
 		return nil
 	}
 	r.report(fmt.Errorf("commit %d calls, retrying: %w", len(batch), err))
 	time.Sleep(commitRetryDelay)
-	if err = r.commit(batch); err == nil {
+	if err = r.timedCommit(batch); err == nil {
 		return nil
 	}
 	err = fmt.Errorf("commit %d calls failed twice, calls lost: %w", len(batch), err)
@@ -262,6 +265,17 @@ func (r *recorder) write(batch []*pendingCall) error {
 	if r.gaveUp != nil {
 		r.gaveUp(batch)
 	}
+	return err
+}
+
+// timedCommit is commit, told to onCommit with its duration.
+func (r *recorder) timedCommit(batch []*pendingCall) error {
+	if r.onCommit == nil {
+		return r.commit(batch)
+	}
+	t0 := time.Now()
+	err := r.commit(batch)
+	r.onCommit(len(batch), time.Since(t0), err)
 	return err
 }
 

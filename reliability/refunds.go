@@ -209,6 +209,7 @@ func (s *BoltStore) refund(orgID, callID, reason string) (RefundOutcome, error) 
 	if err != nil {
 		return RefundOutcome{}, fmt.Errorf("refund call %s of org %s: %w", callID, orgID, err)
 	}
+	s.noteRefund(reason, out)
 	return out, nil
 }
 

@@ -217,6 +217,12 @@ func (s *BoltStore) pruneStep(orgID string, cutoff time.Time, batch int) (pruned
 			if !ok {
 				continue
 			}
+			// Deleted, then put back: bbolt merges the pages a delete
+			// leaves underfilled, but never those a smaller value does,
+			// so a plain put would keep every page the payloads took.
+			if err := calls.Delete(id); err != nil {
+				return fmt.Errorf("rewrite call %s: %w", id, err)
+			}
 			if err := calls.Put(id, out); err != nil {
 				return fmt.Errorf("rewrite call %s: %w", id, err)
 			}

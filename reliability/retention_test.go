@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/modelgate/gateway/internal/jsonlimit"
 )
@@ -225,5 +226,41 @@ func TestAPIBodyLimits(t *testing.T) {
 	}
 	if status, body := h.call(http.MethodPost, "/operations", `{"key":"ok_op","name":"fits"}`); status != 201 {
 		t.Fatalf("a body within the limits: %d %v", status, body)
+	}
+}
+
+// TestPruningGivesPagesBack: pruned records leave no half-empty pages
+// behind. bbolt merges the pages a delete leaves underfilled, not those a
+// smaller value leaves; pruning that only put the marker kept every page
+// the payloads took, and the file grew as if nothing had been pruned.
+func TestPruningGivesPagesBack(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	org, err := s.EnsureOrg("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	payload := json.RawMessage(`{"content":"` + strings.Repeat("p", 3000) + `"}`)
+	const n = 4000
+	for i := 0; i < n; i++ {
+		c := testCall(fmt.Sprintf("chatcmpl-%06d", i), org.ID, nil, base.Add(time.Duration(i)*time.Second))
+		c.RequestPayload, c.ResponsePayload = payload, payload
+		s.RecordCall(c)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PrunePayloads(base.Add(time.Hour*24), 0, nil); err != nil || n != 4000 {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketCalls).Stats()
+		if st.LeafAlloc > 3*st.LeafInuse {
+			t.Errorf("after pruning, the calls' pages hold %d bytes in %d allocated", st.LeafInuse, st.LeafAlloc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -15,6 +15,7 @@ package reliability
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Store is the persistence the gateway needs, expressed as domain
@@ -37,6 +38,25 @@ type Store interface {
 	AddKey(orgID, key string) (APIKey, error)
 	// KeyByHash returns the key with this hash, or ErrNotFound.
 	KeyByHash(h [32]byte) (APIKey, error)
+	// CreateKeyWith issues a key with a name, expiry, budget, model list
+	// or the admin role.
+	CreateKeyWith(orgID, prefix string, opt KeyOptions) (key string, rec APIKey, err error)
+	// KeyByID returns the key with this id, or ErrNotFound.
+	KeyByID(id string) (APIKey, error)
+	// ListKeys lists the org's stored keys newest first, never their
+	// secrets.
+	ListKeys(orgID string, q PageQuery, now time.Time) (Page[KeyInfo], error)
+	// RevokeKey revokes a key; it no longer authenticates from the next
+	// request on.
+	RevokeKey(id string, at time.Time) (APIKey, error)
+	// RotateKey gives a key a new secret, returned once; the old one no
+	// longer authenticates.
+	RotateKey(id, prefix string, at time.Time) (key string, rec APIKey, err error)
+	// TouchKey notes a use of a key, written in batches (KeyUseInterval).
+	TouchKey(id string, at time.Time)
+	// ReserveKeyBudget holds a call's worst-case cost against its key's
+	// budget, or fails with *BudgetError.
+	ReserveKeyBudget(keyID string, b KeyBudget, needUSD float64, at time.Time) (*KeyReservation, error)
 
 	// RecordCall queues the call for storage and returns without waiting
 	// for the disk. It fills in an empty ID, Object and CreatedAt of c.

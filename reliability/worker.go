@@ -27,8 +27,10 @@ const (
 // GateEvidence is what one eval pass learned about the path that served a
 // call. For OnScored, EvaluatorID is empty and Score is 1 or 0.
 type GateEvidence struct {
-	OrgID             string
-	OperationID       string
+	OrgID       string
+	OperationID string
+	// OperationKey is the operation's key, a name fit for a metric label.
+	OperationKey      string
 	PathKey           string
 	Provider          string
 	PromptFingerprint string
@@ -150,6 +152,13 @@ func (w *Worker) Stop() {
 	cancel()
 	w.wg.Wait()
 }
+
+// Running reports whether the worker was started and has not stopped.
+func (w *Worker) Running() bool { return w.state.Load() == workerRunning }
+
+// EvalPassQueue reports how many calls wait for the eval pass, and how
+// many may wait before more are dropped.
+func (w *Worker) EvalPassQueue() (waiting, capacity int) { return len(w.queue), cap(w.queue) }
 
 // runEvaluations runs open evaluations until the worker stops.
 func (w *Worker) runEvaluations(ctx context.Context) {

@@ -104,6 +104,34 @@ func (h *Health) Open(pathKey string, now time.Time) bool {
 	return true
 }
 
+// PathState is what Health holds on a failing path.
+type PathState struct {
+	// Key is the path key (PathKey).
+	Key string
+	// Fails counts the failures since the path's last success.
+	Fails int
+	// CoolingUntil is when the path's cool-down ends; zero when it is not
+	// cooling down.
+	CoolingUntil time.Time
+}
+
+// Failing lists the paths that failed since their last success, in no
+// particular order, for readiness reports and metrics; a path that is
+// not listed is healthy.
+func (h *Health) Failing(now time.Time) []PathState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]PathState, 0, len(h.paths))
+	for key, p := range h.paths {
+		ps := PathState{Key: key, Fails: p.fails}
+		if now.Before(p.until) {
+			ps.CoolingUntil = p.until
+		}
+		out = append(out, ps)
+	}
+	return out
+}
+
 // cooldown is the length of the n-th cool-down in a row.
 func (h *Health) cooldown(n int) time.Duration {
 	base, maxCool := h.BaseCooldown, h.MaxCooldown

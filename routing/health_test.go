@@ -2,6 +2,7 @@ package routing
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,4 +132,32 @@ func TestHealthConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestHealthFailing: Failing lists the paths with failures since their
+// last success, with the end of a cool-down while it lasts; a success
+// takes a path off the list.
+func TestHealthFailing(t *testing.T) {
+	h := &Health{}
+	if got := h.Failing(t0); len(got) != 0 {
+		t.Fatalf("fresh Health lists %+v", got)
+	}
+	h.Failure("a/m@full", t0)
+	for range 3 {
+		h.Failure("b/m@full", t0)
+	}
+	got := h.Failing(t0)
+	slices.SortFunc(got, func(x, y PathState) int { return strings.Compare(x.Key, y.Key) })
+	want := []PathState{{Key: "a/m@full", Fails: 1}, {Key: "b/m@full", Fails: 3, CoolingUntil: t0.Add(DefaultBaseCooldown)}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Failing = %+v, want %+v", got, want)
+	}
+	if got := h.Failing(t0.Add(DefaultBaseCooldown)); len(got) != 2 || !got[0].CoolingUntil.IsZero() || !got[1].CoolingUntil.IsZero() {
+		t.Fatalf("after the cool-down, Failing = %+v, want both listed and none cooling", got)
+	}
+	h.Success("a/m@full")
+	h.Success("b/m@full")
+	if got := h.Failing(t0); len(got) != 0 {
+		t.Fatalf("after successes, Failing = %+v", got)
+	}
 }

@@ -7,6 +7,16 @@
 //
 //	go run ./bench/load [-n 6000] [-duration 6s] [-warmup 200] [-rounds 3] [-bin path] [-json] [-profile dir]
 //
+// With -soak it runs the gateway alone for -duration (default 10m) under a
+// mix of every kind of call, sampling its memory, goroutines and store
+// (see soak.go):
+//
+//	go run ./bench/load -soak -duration 10m [-soak-concurrency 16] [-soak-rate 400] [-soak-payload-ttl 2m] [-soak-sample 10s] [-profile dir]
+//
+// With -profile, the soak saves heap profiles of the gateway after its
+// warm-up and at its end (soak.heap.start.pprof, soak.heap.end.pprof; read
+// them with go tool pprof -base start end).
+//
 // See bench/README.md for how to read the report.
 package main
 
@@ -60,6 +70,15 @@ type options struct {
 	// gzip makes the gateway ask the upstream for gzip, as the plain
 	// proxy does; by default it does not for a loopback upstream.
 	gzip bool
+	// soak runs the soak instead of the benchmark, for duration, with
+	// soakConcurrency workers, sampling every soakSample.
+	soak            bool
+	soakConcurrency int
+	soakSample      time.Duration
+	// soakRate caps the soak's calls per second (0: as fast as it goes);
+	// soakPayloadTTL is the gateway's payload_ttl during the soak.
+	soakRate       int
+	soakPayloadTTL time.Duration
 }
 
 func main() {
@@ -74,7 +93,28 @@ func main() {
 	flag.BoolVar(&o.gzip, "gzip", false, "make the gateway ask the upstream for gzip, as the plain proxy does (its default for a loopback upstream is not to)")
 	flag.StringVar(&o.only, "only", "", "run only the workloads whose name contains this text, e.g. \"c=64\"")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 8, "length of each CPU profile under load")
+	flag.BoolVar(&o.soak, "soak", false, "run the soak: the gateway alone, for -duration (default 10m here), under a mix of every kind of call, sampling RSS, goroutines and the store")
+	flag.IntVar(&o.soakConcurrency, "soak-concurrency", 16, "concurrent clients of the soak")
+	flag.DurationVar(&o.soakSample, "soak-sample", 10*time.Second, "how often the soak samples the gateway")
+	flag.IntVar(&o.soakRate, "soak-rate", 400, "most calls per second of the soak, 0 for as many as the machine serves")
+	flag.DurationVar(&o.soakPayloadTTL, "soak-payload-ttl", 2*time.Minute, "the gateway's payload_ttl during the soak, so that pruning runs under load (0: the gateway's default)")
 	flag.Parse()
+	if o.soak {
+		durationSet := false
+		flag.Visit(func(f *flag.Flag) { durationSet = durationSet || f.Name == "duration" })
+		if !durationSet {
+			o.duration = 10 * time.Minute
+		}
+		if o.duration <= 0 || o.soakConcurrency < 1 || o.soakSample <= 0 || o.soakRate < 0 || o.soakPayloadTTL < 0 || flag.NArg() > 0 {
+			flag.Usage()
+			os.Exit(2)
+		}
+		rep := cmdutil.Run("bench/load soak", o.json, func(ctx context.Context) (*soakReport, error) { return runSoak(ctx, o) }, printSoak)
+		if rep.Unexpected > 0 || (rep.Flat != nil && !*rep.Flat) {
+			os.Exit(1)
+		}
+		return
+	}
 	if o.n < 1 || o.rounds < 1 || o.profileSeconds < 1 || o.warmup < 0 || o.duration <= 0 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
