@@ -26,8 +26,8 @@ const obsLimitedKey = "mg_live_obslimited0000000000000000"
 
 // obsConfig is the Caddyfile of the observability tests: the demo upstream
 // (healthy, and failing with 503), a provider on a closed port, a model
-// whose paths fall back across them, an org with a rate limit of one call
-// a minute, the `metrics` handler on a site of its own, and the access log
+// whose paths fall back across them, a model no org has the credit for,
+// an org with a rate limit of one call a minute, the `metrics` handler on a site of its own, and the access log
 // fields of Caddyfile.example. {{TRACING}} and {{UPSTREAM_TRACING}} are
 // the tracing directives of the site and of the demo upstream's, when a
 // test wants traces.
@@ -67,6 +67,10 @@ const obsConfig = `{
 		}
 		model demo/demo-mini {
 			price 0.1 0.2
+		}
+		model demo/pricey {
+			price 1000000 1000000
+			path demo demo-chat
 		}
 		model demo/fallback-chat {
 			price 1 2
@@ -293,8 +297,8 @@ func (ta *tally) add(ans gjson.Result) {
 // /metrics (and the `metrics` handler) show the calls, their tokens and
 // cost by model and provider, equal to what the answers said; a fallback
 // with its causes and the upstream errors by status; a streamed call's
-// time to first token and inter-token time; cache hits; a rate-limit
-// rejection; and the store's commits and queues.
+// time to first token and inter-token time; cache hits; a rate-limit and
+// a credit rejection; and the store's commits and queues.
 func TestMetricsAfterCalls(t *testing.T) {
 	g := startObs(t, false)
 	admin := "http://" + g.admin + "/metrics"
@@ -329,6 +333,10 @@ func TestMetricsAfterCalls(t *testing.T) {
 	status, fb, _ := g.chatCall(demoKey, chatBody("demo/fallback-chat", "fall back please", ""), nil)
 	if status != http.StatusOK || fb.Get("delivery.provider").String() != "demo" {
 		t.Fatalf("fallback call: %d %s", status, fb.Raw)
+	}
+	// A call the org has not the credit for.
+	if status, ans, _ := g.chatCall(demoKey, chatBody("demo/pricey", "too dear", ""), nil); status != http.StatusTooManyRequests {
+		t.Fatalf("call beyond the credit: %d %s, want 429", status, ans.Raw)
 	}
 	// The second call of a minute on a key limited to one.
 	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
@@ -403,6 +411,9 @@ func TestMetricsAfterCalls(t *testing.T) {
 	if got := delta(before, after, "llm_gateway_rejections_total", map[string]string{"reason": "rate_limit_exceeded"}); got != 1 {
 		t.Errorf("rate-limit rejections gained %v, want 1", got)
 	}
+	if got := delta(before, after, "llm_gateway_rejections_total", map[string]string{"reason": "insufficient_quota"}); got != 1 {
+		t.Errorf("credit rejections gained %v, want 1", got)
+	}
 
 	// The records reach the disk in group commits.
 	eventually(t, "the commits of the records", func() error {
@@ -462,8 +473,8 @@ func TestMetricLabelsAreBounded(t *testing.T) {
 
 // TestHealthEndpoints: /healthz and /readyz answer on the site; readiness
 // reports the store, the commit queue, the workers and each provider, and
-// a provider whose only path keeps failing shows as down without making
-// the gateway unready.
+// a provider whose only path keeps failing shows as down (in the metrics
+// too) without making the gateway unready.
 func TestHealthEndpoints(t *testing.T) {
 	g := startObs(t, false)
 	get := func(path string) (int, gjson.Result) {
@@ -518,6 +529,12 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	if n := ready.Get("providers.down.cooling_down").Int(); n != 1 {
 		t.Errorf("provider down has %d paths cooling down, want 1", n)
+	}
+	fams := scrape(t, "http://"+g.admin+"/metrics")
+	for p, want := range map[string]float64{"down": 1, "broken": 1, "demo": 0} {
+		if got := value(fams, "llm_gateway_upstream_paths_cooling_down", map[string]string{"gen_ai_provider_name": p}); got != want {
+			t.Errorf("metrics: %v paths of %s cooling down, want %v", got, p, want)
+		}
 	}
 
 	req, _ := http.NewRequest(http.MethodPost, g.origin+"/readyz", nil)
@@ -664,5 +681,22 @@ func TestMetricsOfRefundsAndEvalPass(t *testing.T) {
 	if got, want := delta(before, after, "llm_gateway_refunded_usd_total", map[string]string{"kind": "thumbs_down"}),
 		call.Get("delivery.cost_usd").Float(); math.Abs(got-want) > 1e-12 || got <= 0 {
 		t.Errorf("refunded USD gained %v, want the call's cost %v", got, want)
+	}
+}
+
+// TestExampleHealth: Caddyfile.example's site answers the liveness and
+// readiness checks.
+func TestExampleHealth(t *testing.T) {
+	origin := startExample(t)
+	for _, c := range []struct{ path, status string }{{"/healthz", "ok"}, {"/readyz", "ready"}} {
+		resp, err := http.Get(origin + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || gjson.GetBytes(out, "status").String() != c.status {
+			t.Errorf("GET %s: %s %s, want 200 with status %q", c.path, resp.Status, out, c.status)
+		}
 	}
 }

@@ -102,16 +102,34 @@ func (b *creditBook) dropped(calls []*pendingCall) {
 // writing moves the charges of calls from queued to the write transaction
 // txid, which is about to commit. It runs inside that transaction, so no
 // reader can see the charges in the balance yet.
+//
+// Charges of earlier transactions are forgotten here too: write
+// transactions run one after another, so every earlier one has committed,
+// and a reader takes the org's lock before it opens its snapshot, so no
+// reader after this one can have a snapshot without them. An org whose
+// balance no one reads thus holds one transaction's charges at most.
 func (b *creditBook) writing(calls []*pendingCall, txid int) {
 	for _, p := range calls {
 		if p.charge > 0 {
 			oc := b.org(p.orgID)
 			oc.mu.Lock()
 			oc.queued -= p.charge
-			oc.inflight = append(oc.inflight, txCharge{txid: txid, nanos: p.charge})
+			oc.inflight = append(pruneBefore(oc.inflight, txid), txCharge{txid: txid, nanos: p.charge})
 			oc.mu.Unlock()
 		}
 	}
+}
+
+// pruneBefore drops the charges of transactions before txid.
+func pruneBefore(in []txCharge, txid int) []txCharge {
+	kept := in[:0]
+	for _, c := range in {
+		if c.txid >= txid {
+			kept = append(kept, c)
+		}
+	}
+	clear(in[len(kept):])
+	return kept
 }
 
 // unwritten undoes writing for a transaction that did not commit: its

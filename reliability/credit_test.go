@@ -3,6 +3,7 @@ package reliability
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -187,5 +188,42 @@ func testReservationsNeverCrossTheFloor(t *testing.T, seed uint64) {
 	}
 	if oc := s.credit.org(org.ID); oc.reserved != 0 || oc.queued != 0 || len(oc.inflight) != 0 {
 		t.Fatalf("after every call: reserved %d, queued %d, in flight %v; want none", oc.reserved, oc.queued, oc.inflight)
+	}
+}
+
+// TestUnreadChargesStayBounded: charges of an org (and a key) whose credit
+// no one reads do not pile up in memory: each commit forgets the ones the
+// commits before it made visible.
+func TestUnreadChargesStayBounded(t *testing.T) {
+	s, _ := openTestStore(t, BoltOptions{})
+	org, err := s.EnsureOrg("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		s.RecordCall(&Call{ID: fmt.Sprintf("chatcmpl-%d", i), OrgID: org.ID, KeyID: "key_cfg_x", Model: "m", Status: CallSucceeded,
+			RequestPayload: []byte(`{}`), ResponsePayload: []byte(`{}`), ChargeUSD: 0.000001})
+		if i%100 == 99 {
+			if err := s.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	oc := s.credit.org(org.ID)
+	oc.mu.Lock()
+	n := len(oc.inflight)
+	oc.mu.Unlock()
+	if n > 100 {
+		t.Fatalf("%d charges held for an org no one read", n)
+	}
+	ka := s.keys.spend.account("key_cfg_x")
+	ka.mu.Lock()
+	n = len(ka.inflight)
+	ka.mu.Unlock()
+	if n > 100 {
+		t.Fatalf("%d charges held for a key no one read", n)
+	}
+	if avail, _, err := s.Available(org.ID); err != nil || math.Abs(avail-(5-0.002)) > 1e-9 {
+		t.Fatalf("available %v, %v: want 4.998", avail, err)
 	}
 }

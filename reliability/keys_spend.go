@@ -158,12 +158,22 @@ func (b *keySpendBook) dropped(calls []*pendingCall) {
 }
 
 // writing moves the charges of calls from queued to the write transaction
-// txid, from inside that transaction.
+// txid, from inside that transaction. As creditBook.writing does, it
+// forgets the charges of earlier transactions, which every later reader's
+// snapshot holds, so a key whose spend no one reads keeps one
+// transaction's charges at most.
 func (b *keySpendBook) writing(calls []*pendingCall, txid int) {
 	b.charged(calls, func(ka *keyAccount, p *pendingCall, day, month string) {
 		add(ka.queued, day, -p.charge)
 		add(ka.queued, month, -p.charge)
-		ka.inflight = append(ka.inflight, keyTxCharge{txid: txid, day: day, month: month, nanos: p.charge})
+		kept := ka.inflight[:0]
+		for _, c := range ka.inflight {
+			if c.txid >= txid {
+				kept = append(kept, c)
+			}
+		}
+		clear(ka.inflight[len(kept):])
+		ka.inflight = append(kept, keyTxCharge{txid: txid, day: day, month: month, nanos: p.charge})
 	})
 }
 
