@@ -48,7 +48,7 @@ func adminOrg(w http.ResponseWriter, r *http.Request, v any, name func() string)
 		return nil, nil, reliability.Org{}, caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
 	}
 	st := a.storeOrNil()
-	org, err := st.FindOrg(name())
+	org, err := st.OrgByName(name())
 	if errors.Is(err, reliability.ErrNotFound) {
 		return nil, nil, reliability.Org{}, caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no org is named %q", name())}
 	}

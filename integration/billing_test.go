@@ -73,14 +73,7 @@ func TestNoOverdraftUnderConcurrency(t *testing.T) {
 			t.Fatal("calls never ran out of credit")
 		}
 	}
-	if err := caddy.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := reliability.OpenBolt(g.store, reliability.BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := stopAndOpenStore(t, g)
 	org, err := st.EnsureOrg("small")
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +110,33 @@ func TestNoOverdraftUnderConcurrency(t *testing.T) {
 	if charges != len(served) {
 		t.Fatalf("%d charges for %d served calls", charges, len(served))
 	}
+}
+
+// stopAndOpenStore stops Caddy (which flushes every call) and opens the
+// gateway's store file, closed when the test ends.
+func stopAndOpenStore(t *testing.T, g *gateway) *reliability.BoltStore {
+	t.Helper()
+	if err := caddy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := reliability.OpenBolt(g.store, reliability.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// firstStreamID is the call id the first event of an SSE body carries.
+func firstStreamID(body []byte) string {
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			if id := streamID(data); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
 }
 
 // streamRequests are one streamed request per client dialect, on an
@@ -200,12 +220,7 @@ func TestAbortedStreamsAreBilled(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("%d %s", status, b)
 			}
-			id := ""
-			for line := range strings.SplitSeq(string(b), "\n") {
-				if data, ok := strings.CutPrefix(line, "data: "); ok && id == "" {
-					id = streamID(data)
-				}
-			}
+			id := firstStreamID(b)
 			rec := g.get("/calls/"+id, http.StatusOK)
 			if rec.Get("status").String() != "failed" || rec.Get("completion_tokens").Int() <= 0 || rec.Get("cost_usd").Float() <= 0 {
 				t.Fatalf("cut stream record: want failed and billed for what was relayed: %.400s", rec.Raw)

@@ -95,12 +95,7 @@ func TestPromptCacheBilledByClass(t *testing.T) {
 				if st != http.StatusOK {
 					t.Fatalf("%d %s", st, b)
 				}
-				id := ""
-				for line := range strings.SplitSeq(string(b), "\n") {
-					if data, ok := strings.CutPrefix(line, "data: "); ok && id == "" {
-						id = streamID(data)
-					}
-				}
+				id := firstStreamID(b)
 				switch c.path {
 				case "/messages":
 					if !strings.Contains(string(b), fmt.Sprintf(`"cache_read_input_tokens":%d`, read)) {

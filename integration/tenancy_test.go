@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/gateway/reliability"
@@ -122,12 +121,7 @@ func TestTenancy(t *testing.T) {
 			if st != http.StatusOK {
 				t.Fatalf("stream: %d %s", st, body)
 			}
-			for line := range strings.SplitSeq(string(body), "\n") {
-				if data, ok := strings.CutPrefix(line, "data: "); ok {
-					tn.calls = append(tn.calls, gjson.Get(data, "id").String())
-					break
-				}
-			}
+			tn.calls = append(tn.calls, firstStreamID(body))
 		}
 	})
 
@@ -190,14 +184,7 @@ func TestTenancy(t *testing.T) {
 	})
 
 	t.Run("each org pays for its own calls only", func(t *testing.T) {
-		if err := caddy.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		st, err := reliability.OpenBolt(g.store, reliability.BoltOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
+		st := stopAndOpenStore(t, g)
 		for _, tn := range []*tenant{a, b} {
 			org, err := st.EnsureOrg(tn.name)
 			if err != nil {

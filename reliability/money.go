@@ -255,20 +255,3 @@ func (s *BoltStore) Usage(orgID string, from, to time.Time) (UsageReport, error)
 	}
 	return rep, nil
 }
-
-// FindOrg returns the org named name, or ErrNotFound: unlike EnsureOrg, it
-// never creates one, so a mistyped name is an error, not a new org.
-func (s *BoltStore) FindOrg(name string) (Org, error) {
-	var org Org
-	err := s.db.View(func(tx *bolt.Tx) error {
-		id := tx.Bucket(bucketOrgNames).Get([]byte(name))
-		if id == nil {
-			return ErrNotFound
-		}
-		return getJSON(tx.Bucket(bucketOrgs), id, &org)
-	})
-	if err != nil {
-		return Org{}, fmt.Errorf("org %q: %w", name, err)
-	}
-	return org, nil
-}
