@@ -55,8 +55,9 @@ func (a *App) chargeTokens(p *principal, tokens int) {
 // the output the request (or the model) allows, at the price the call is
 // billed at. The call is refused with 429 insufficient_quota when the
 // balance, less what calls in flight hold, would cross the org's floor
-// (zero, or its configured overdraft). An org under its auto top-up
-// threshold is topped up first. Free models (price 0) need no credit.
+// (zero, or its configured overdraft). An org whose credit falls under its
+// auto top-up threshold is topped up (and a refused call tried once more).
+// Free models (price 0) need no credit.
 // A key with a budget holds the same worst case against it first (429
 // budget_exceeded past it, see reserveKeyBudget); the call's reservation
 // then releases both.
@@ -81,7 +82,6 @@ func (a *App) reserveCredit(st *reliability.BoltStore, c *call) *apiError {
 	if oc != nil {
 		overdraft = oc.OverdraftUSD
 	}
-	a.maybeTopup(st, p)
 	keyHold, aerr := a.reserveKeyBudget(st, c, need)
 	if aerr != nil {
 		if aerr.status == http.StatusTooManyRequests {
@@ -90,10 +90,19 @@ func (a *App) reserveCredit(st *reliability.BoltStore, c *call) *apiError {
 		return aerr
 	}
 	res, err := st.Reserve(p.orgID, need, overdraft)
+	var ce *reliability.CreditError
+	// Auto top-up looks at the credit the reservation read: left after
+	// it, or what there was when it was refused, in which case the call
+	// is tried once more on the topped-up balance.
+	switch {
+	case err == nil:
+		a.topUpIfLow(st, p, res.LeftUSD())
+	case errors.As(err, &ce) && a.topUpIfLow(st, p, ce.CreditUSD):
+		res, err = st.Reserve(p.orgID, need, overdraft)
+	}
 	if err != nil {
 		keyHold.Release()
 	}
-	var ce *reliability.CreditError
 	switch {
 	case err == nil:
 		res.Link(keyHold)

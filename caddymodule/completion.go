@@ -77,6 +77,9 @@ func (g *Gateway) newCall(r *http.Request, p *principal, d translate.Dialect, bo
 	if verr != nil {
 		return nil, errValidation(verr)
 	}
+	if aerr := g.app.limits.checkCounts(d, &c.req); aerr != nil {
+		return nil, aerr
+	}
 	if c.req.Tier == "" {
 		c.req.Tier = "standard"
 	}

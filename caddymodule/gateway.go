@@ -147,7 +147,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	body, aerr := readBody(w, r, g.app.limits.bodyLimit(d))
 	stopBody()
 	if aerr == nil {
-		aerr = g.app.limits.checkShape(d, body)
+		aerr = g.app.limits.checkShape(body)
 	}
 	if aerr != nil {
 		if anthropic && aerr.status == http.StatusRequestEntityTooLarge {

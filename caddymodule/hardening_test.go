@@ -255,26 +255,44 @@ func TestParseLimitsAndRetention(t *testing.T) {
 	}
 }
 
-// TestCheckShape: depth, member count, messages and tools are bounded
-// before the body is parsed, each with its own code and param.
+// TestCheckShape: depth and member count are bounded before the body is
+// parsed, messages and tools on what the parse counted, each with its own
+// code and param.
 func TestCheckShape(t *testing.T) {
 	l, _ := (&LimitsConfig{MaxJSONDepth: 8, MaxJSONMembers: 100, MaxMessages: 3, MaxTools: 2}).resolve(0)
-	msgs := func(n int) string {
-		return `{"model":"m","messages":[` + strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, n), ",") + `]}`
+	items := func(n int) string {
+		return strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, n), ",")
 	}
+	tool := `{"name":"f","input_schema":{"type":"object"}}`
 	for _, tc := range []struct {
 		d    translate.Dialect
 		body string
 		code string
 	}{
-		{translate.Chat, msgs(3), ""},
-		{translate.Chat, msgs(4), "too_many_messages"},
-		{translate.Responses, `{"model":"m","input":[1,2,3,4]}`, "too_many_messages"},
-		{translate.Messages, `{"model":"m","messages":[],"tools":[{},{},{}]}`, "too_many_tools"},
+		{translate.Chat, `{"model":"m","messages":[` + items(3) + `]}`, ""},
+		{translate.Chat, `{"model":"m","messages":[` + items(4) + `]}`, "too_many_messages"},
+		{translate.Responses, `{"model":"m","input":[` + items(4) + `]}`, "too_many_messages"},
+		{translate.Messages, `{"model":"m","max_tokens":5,"messages":[` + items(1) + `],"tools":[` + tool + `,` + tool + `,` + tool + `]}`, "too_many_tools"},
 		{translate.Chat, `{"a":` + strings.Repeat("[", 8) + strings.Repeat("]", 8) + `}`, "json_too_deep"},
 		{translate.Embeddings, `{"input":[` + strings.TrimSuffix(strings.Repeat(`"a",`, 101), ",") + `]}`, "json_too_large"},
 	} {
-		e := l.checkShape(tc.d, []byte(tc.body))
+		e := l.checkShape([]byte(tc.body))
+		if e == nil {
+			var req translate.Request
+			var verr *translate.ValidationError
+			switch tc.d {
+			case translate.Chat:
+				req, verr = translate.ParseChat([]byte(tc.body))
+			case translate.Messages:
+				req, verr = translate.ParseMessages([]byte(tc.body))
+			case translate.Responses:
+				req, verr = translate.ParseResponses([]byte(tc.body))
+			}
+			if verr != nil {
+				t.Fatalf("%.60s: %v", tc.body, verr)
+			}
+			e = l.checkCounts(tc.d, &req)
+		}
 		switch {
 		case tc.code == "" && e != nil:
 			t.Errorf("%.60s: %v", tc.body, e)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/tidwall/gjson"
 
 	"github.com/modelgate/gateway/internal/jsonlimit"
 	"github.com/modelgate/gateway/translate"
@@ -167,10 +166,10 @@ func checkHeaderSize(r *http.Request, limit int) *apiError {
 		message: fmt.Sprintf("the request line and headers are larger than %d bytes", limit)}
 }
 
-// checkShape refuses a model call body that nests too deeply, holds too
-// many values, or sends too many messages or tools. It runs before the
-// body is parsed.
-func (l *limits) checkShape(d translate.Dialect, body []byte) *apiError {
+// checkShape refuses a model call body that nests too deeply or holds too
+// many values. It runs before the body is parsed; checkCounts runs on
+// what the parse counted.
+func (l *limits) checkShape(body []byte) *apiError {
 	switch jsonlimit.Check(body, l.json) {
 	case jsonlimit.TooDeep:
 		return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "json_too_deep",
@@ -179,20 +178,27 @@ func (l *limits) checkShape(d translate.Dialect, body []byte) *apiError {
 		return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "json_too_large",
 			message: fmt.Sprintf("the request body holds more than %d values", l.json.MaxMembers)}
 	}
-	msgs := "messages"
-	switch d {
-	case translate.Responses:
-		msgs = "input"
-	case translate.Embeddings:
+	return nil
+}
+
+// checkCounts refuses a parsed model call that sends too many messages
+// (responses: input items) or declares too many tools; the validators
+// count them as they read them, so no second pass over the body is made.
+func (l *limits) checkCounts(d translate.Dialect, req *translate.Request) *apiError {
+	if d == translate.Embeddings {
 		return nil
 	}
-	if n := gjson.GetBytes(body, msgs+".#").Int(); n > int64(l.maxMessages) {
-		e := errInvalid(msgs, fmt.Sprintf("at most %d messages may be sent in one call, got %d", l.maxMessages, n))
+	msgs := "messages"
+	if d == translate.Responses {
+		msgs = "input"
+	}
+	if req.Messages > l.maxMessages {
+		e := errInvalid(msgs, fmt.Sprintf("at most %d messages may be sent in one call, got %d", l.maxMessages, req.Messages))
 		e.code = "too_many_messages"
 		return e
 	}
-	if n := gjson.GetBytes(body, "tools.#").Int(); n > int64(l.maxTools) {
-		e := errInvalid("tools", fmt.Sprintf("at most %d tools may be declared in one call, got %d", l.maxTools, n))
+	if req.Tools > l.maxTools {
+		e := errInvalid("tools", fmt.Sprintf("at most %d tools may be declared in one call, got %d", l.maxTools, req.Tools))
 		e.code = "too_many_tools"
 		return e
 	}

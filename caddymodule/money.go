@@ -60,35 +60,34 @@ func (a *App) autoTopupSettings(st *reliability.BoltStore, p *principal) reliabi
 	return reliability.AutoTopup{}
 }
 
-// maybeTopup credits the org's auto top-up amount when the credit left
-// (what calls in flight hold and charges not yet committed are already
-// spent) has crossed under the threshold since the last top-up.
-func (a *App) maybeTopup(st *reliability.BoltStore, p *principal) {
+// topUpIfLow credits the org's auto top-up amount when its credit (what
+// is left once calls in flight, the current one included, hold theirs:
+// the figure the reservation just read, so no second store read is made)
+// has crossed under the threshold since the last top-up. It reports
+// whether it made one.
+func (a *App) topUpIfLow(st *reliability.BoltStore, p *principal, credit float64) bool {
 	t := a.autoTopupSettings(st, p)
 	if t.AmountUSD <= 0 {
-		return
+		return false
 	}
 	ts := a.topupOf(st, p.orgID)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	avail, _, err := st.Available(p.orgID)
 	switch {
-	case err != nil:
-		a.logger.Error("reading credit for auto top-up", zap.String("org", p.orgName), zap.Error(err))
-		return
-	case avail >= t.ThresholdUSD:
+	case credit >= t.ThresholdUSD:
 		ts.disarmed = false
-		return
+		return false
 	case ts.disarmed:
-		return
+		return false
 	}
 	if _, err := st.Topup(p.orgID, t.AmountUSD, "auto top-up"); err != nil {
 		a.logger.Error("auto top-up", zap.String("org", p.orgName), zap.Error(err))
-		return
+		return false
 	}
 	ts.disarmed = true
 	a.logger.Info("auto top-up", zap.String("org", p.orgName), zap.Float64("amount_usd", t.AmountUSD),
-		zap.Float64("credit_before_usd", avail))
+		zap.Float64("credit_before_usd", credit))
+	return true
 }
 
 // setAutoTopup stores an org's auto top-up and puts it in force at once.

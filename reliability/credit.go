@@ -21,6 +21,10 @@ type CreditError struct {
 	// AvailableUSD is the balance less the reservations of calls in flight
 	// and the charges not yet committed, above the org's floor.
 	AvailableUSD float64
+	// CreditUSD is the same figure not counted from the floor (it is
+	// negative in an overdraft): what an auto top-up's threshold is
+	// compared with.
+	CreditUSD float64
 }
 
 func (e *CreditError) Error() string {
@@ -179,6 +183,18 @@ type Reservation struct {
 	// linked is the call's hold on its key's budget, released with this
 	// one (see Link).
 	linked *KeyReservation
+	// left is the org's credit once this was held: the balance less what
+	// calls in flight hold, this one included (Available's figure).
+	left int64
+}
+
+// LeftUSD is the org's available credit, in USD, once this reservation
+// was taken: what an auto top-up's threshold is compared with.
+func (r *Reservation) LeftUSD() float64 {
+	if r == nil {
+		return 0
+	}
+	return fromNanos(r.left)
 }
 
 // USD is the amount reserved.
@@ -230,10 +246,10 @@ func (s *BoltStore) Reserve(orgID string, needUSD, overdraftUSD float64) (*Reser
 	}
 	avail := bal - unseen - oc.reserved - floor
 	if avail <= 0 || avail < need {
-		return nil, &CreditError{NeedUSD: fromNanos(need), AvailableUSD: fromNanos(max(avail, 0))}
+		return nil, &CreditError{NeedUSD: fromNanos(need), AvailableUSD: fromNanos(max(avail, 0)), CreditUSD: fromNanos(avail + floor)}
 	}
 	oc.reserved += need
-	return &Reservation{oc: oc, nanos: need}, nil
+	return &Reservation{oc: oc, nanos: need, left: avail + floor - need}, nil
 }
 
 // Available is the org's balance less reservations and charges not yet

@@ -40,6 +40,11 @@ type Request struct {
 	// Quantization is the embeddings quantization, "full", "q8" or "q4",
 	// or "" when absent.
 	Quantization string
+	// Messages counts the conversation's messages (responses: its input
+	// items, 1 for a string input); 0 for embeddings.
+	Messages int
+	// Tools counts the tools the request declares.
+	Tools int
 }
 
 // maxDepth bounds how deeply arrays and objects may nest in a body. The JSON

@@ -73,7 +73,8 @@ func (f *chatFields) read(req *Request) *ValidationError {
 	if err := readModel(f.model, req); err != nil {
 		return err
 	}
-	if err := validateChatMessages(f.messages); err != nil {
+	var err *ValidationError
+	if req.Messages, err = validateChatMessages(f.messages); err != nil {
 		return err
 	}
 	if err := optNumber("temperature", f.temperature, 0, 2); err != nil {
@@ -104,7 +105,7 @@ func (f *chatFields) read(req *Request) *ValidationError {
 	if err := readUser(f.user, req); err != nil {
 		return err
 	}
-	if err := validateChatTools(f.tools); err != nil {
+	if req.Tools, err = validateChatTools(f.tools); err != nil {
 		return err
 	}
 	return f.readRest(req)
@@ -122,21 +123,22 @@ func validateStop(v gjson.Result) *ValidationError {
 	return optStringArray("stop", v, 4)
 }
 
-func validateChatMessages(v gjson.Result) *ValidationError {
+// validateChatMessages checks the messages and returns how many there are.
+func validateChatMessages(v gjson.Result) (int, *ValidationError) {
 	if absent(v) {
-		return missing("messages")
+		return 0, missing("messages")
 	}
 	if !v.IsArray() {
-		return invalid("messages", "must be an array of messages")
+		return 0, invalid("messages", "must be an array of messages")
 	}
 	n, err := eachItem(v, validateChatMessage)
 	if err != nil {
-		return under("messages", err)
+		return 0, under("messages", err)
 	}
 	if n == 0 {
-		return invalid("messages", "must have at least 1 item")
+		return 0, invalid("messages", "must have at least 1 item")
 	}
-	return nil
+	return n, nil
 }
 
 // chatMessageFields are the members of a ChatMessage.
@@ -225,15 +227,16 @@ func (f *functionFields) field(key string) *gjson.Result {
 	return nil
 }
 
-func validateChatTools(v gjson.Result) *ValidationError {
+// validateChatTools checks the tools and returns how many there are.
+func validateChatTools(v gjson.Result) (int, *ValidationError) {
 	if absent(v) {
-		return nil
+		return 0, nil
 	}
 	if !v.IsArray() {
-		return invalid("tools", "must be an array of tools")
+		return 0, invalid("tools", "must be an array of tools")
 	}
-	_, err := eachItem(v, validateChatTool)
-	return under("tools", err)
+	n, err := eachItem(v, validateChatTool)
+	return n, under("tools", err)
 }
 
 func validateChatTool(tool gjson.Result) *ValidationError {

@@ -71,7 +71,8 @@ func (f *messagesFields) read(req *Request) *ValidationError {
 	if err := readModel(f.model, req); err != nil {
 		return err
 	}
-	if err := validateMessagesList(f.messages); err != nil {
+	var err *ValidationError
+	if req.Messages, err = validateMessagesList(f.messages); err != nil {
 		return err
 	}
 	if err := reqInteger("max_tokens", f.maxTokens, 1); err != nil {
@@ -95,7 +96,7 @@ func (f *messagesFields) read(req *Request) *ValidationError {
 	if err := f.readStream(req); err != nil {
 		return err
 	}
-	if err := validateMessagesTools(f.tools); err != nil {
+	if req.Tools, err = validateMessagesTools(f.tools); err != nil {
 		return err
 	}
 	if err := validateToolChoice(f.toolChoice); err != nil {
@@ -104,21 +105,22 @@ func (f *messagesFields) read(req *Request) *ValidationError {
 	return f.readRest(req)
 }
 
-func validateMessagesList(v gjson.Result) *ValidationError {
+// validateMessagesList checks the messages and returns how many there are.
+func validateMessagesList(v gjson.Result) (int, *ValidationError) {
 	if absent(v) {
-		return missing("messages")
+		return 0, missing("messages")
 	}
 	if !v.IsArray() {
-		return invalid("messages", "must be an array of messages")
+		return 0, invalid("messages", "must be an array of messages")
 	}
 	n, err := eachItem(v, validateMessage)
 	if err != nil {
-		return under("messages", err)
+		return 0, under("messages", err)
 	}
 	if n == 0 {
-		return invalid("messages", "must have at least 1 item")
+		return 0, invalid("messages", "must have at least 1 item")
 	}
-	return nil
+	return n, nil
 }
 
 // messageFields are the members of one message.
@@ -339,15 +341,16 @@ func (f *messagesToolFields) field(key string) *gjson.Result {
 	return nil
 }
 
-func validateMessagesTools(v gjson.Result) *ValidationError {
+// validateMessagesTools checks the tools and returns how many there are.
+func validateMessagesTools(v gjson.Result) (int, *ValidationError) {
 	if absent(v) {
-		return nil
+		return 0, nil
 	}
 	if !v.IsArray() {
-		return invalid("tools", "must be an array of tools")
+		return 0, invalid("tools", "must be an array of tools")
 	}
-	_, err := eachItem(v, validateMessagesTool)
-	return under("tools", err)
+	n, err := eachItem(v, validateMessagesTool)
+	return n, under("tools", err)
 }
 
 func validateMessagesTool(tool gjson.Result) *ValidationError {

@@ -70,11 +70,16 @@ func (f *responsesFields) read(req *Request) *ValidationError {
 		return missing("input")
 	case f.input.Type != gjson.String && !f.input.IsArray():
 		return invalid("input", "must be a string or an array of input items")
+	case f.input.Type == gjson.String:
+		req.Messages = 1
+	default:
+		f.input.ForEach(func(_, _ gjson.Result) bool { req.Messages++; return true })
 	}
 	if err := optString("instructions", f.instructions); err != nil {
 		return err
 	}
-	if err := validateResponsesTools(f.tools); err != nil {
+	var err *ValidationError
+	if req.Tools, err = validateResponsesTools(f.tools); err != nil {
 		return err
 	}
 	if err := optNumber("temperature", f.temperature, 0, 2); err != nil {
@@ -121,15 +126,16 @@ func (f *responsesToolFields) field(key string) *gjson.Result {
 	return nil
 }
 
-func validateResponsesTools(v gjson.Result) *ValidationError {
+// validateResponsesTools checks the tools and returns how many there are.
+func validateResponsesTools(v gjson.Result) (int, *ValidationError) {
 	if absent(v) {
-		return nil
+		return 0, nil
 	}
 	if !v.IsArray() {
-		return invalid("tools", "must be an array of tools")
+		return 0, invalid("tools", "must be an array of tools")
 	}
-	_, err := eachItem(v, validateResponsesTool)
-	return under("tools", err)
+	n, err := eachItem(v, validateResponsesTool)
+	return n, under("tools", err)
 }
 
 // validateResponsesTool checks one tool. Its type is open: besides function

@@ -187,3 +187,29 @@ func TestRepeatedMemberRejected(t *testing.T) {
 		t.Fatalf("repeated unknown member rejected: %v", err)
 	}
 }
+
+// TestRequestCounts: each validator counts the messages (responses: input
+// items) and tools it reads, so the call path can bound them without
+// another pass over the body.
+func TestRequestCounts(t *testing.T) {
+	msg := `{"role":"user","content":"hi"}`
+	for _, tc := range []struct {
+		name        string
+		parse       func([]byte) (Request, *ValidationError)
+		body        string
+		msgs, tools int
+	}{
+		{"chat", ParseChat, `{"model":"m","messages":[` + msg + `,` + msg + `],"tools":[{"type":"function","function":{"name":"f"}}]}`, 2, 1},
+		{"messages", ParseMessages, `{"model":"m","max_tokens":5,"messages":[` + msg + `],"tools":[{"name":"f","input_schema":{"type":"object"}},{"name":"g","input_schema":{"type":"object"}}]}`, 1, 2},
+		{"responses items", ParseResponses, `{"model":"m","input":[` + msg + `,` + msg + `,` + msg + `]}`, 3, 0},
+		{"responses string", ParseResponses, `{"model":"m","input":"hi"}`, 1, 0},
+	} {
+		req, verr := tc.parse([]byte(tc.body))
+		if verr != nil {
+			t.Fatalf("%s: %v", tc.name, verr)
+		}
+		if req.Messages != tc.msgs || req.Tools != tc.tools {
+			t.Errorf("%s: %d messages, %d tools; want %d, %d", tc.name, req.Messages, req.Tools, tc.msgs, tc.tools)
+		}
+	}
+}
