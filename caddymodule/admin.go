@@ -101,13 +101,7 @@ func handleTrainingStatus(w http.ResponseWriter, r *http.Request) error {
 		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: err}
 	}
 	a.logger.Info("training request status set", zap.String("id", tr.ID), zap.String("status", tr.Status))
-	body, err := json.Marshal(tr)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(body)
-	return err
+	return writeAdminJSON(w, http.StatusOK, tr)
 }
 
 // handleClearGate clears the unreliable flag of a ship gate: the operator's
@@ -126,13 +120,7 @@ func handleClearGate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.logger.Info("ship gate cleared", zap.String("operation_id", h.OperationID), zap.String("evaluator_id", h.EvaluatorID))
-	body, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(body)
-	return err
+	return writeAdminJSON(w, http.StatusOK, h)
 }
 
 // clearGate reads a POST /llm/gates/clear body and clears the gate it

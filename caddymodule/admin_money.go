@@ -50,7 +50,7 @@ func adminOrg(w http.ResponseWriter, r *http.Request, v any, name func() string)
 	st := a.storeOrNil()
 	org, err := st.OrgByName(name())
 	if errors.Is(err, reliability.ErrNotFound) {
-		return nil, nil, reliability.Org{}, caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no org is named %q", name())}
+		return nil, nil, reliability.Org{}, caddy.APIError{HTTPStatus: http.StatusNotFound, Err: errors.New(keysUnknownOrgMessage(st, name()))}
 	}
 	if err != nil {
 		return nil, nil, reliability.Org{}, caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("finding org: %v", err)}

@@ -71,10 +71,10 @@ func keysCommand() *cobra.Command {
 	return keys
 }
 
-// keysAdminRequest sends one request to the admin API and returns the
-// answer's body; an answer other than want is an error with the admin
-// API's message.
-func keysAdminRequest(cmd *cobra.Command, method, path string, body any, want int) ([]byte, error) {
+// adminRequest sends one request of the llm commands to the admin API
+// (body, when not nil, as JSON) and returns the answer's body; an answer
+// other than want is an error with the admin API's message.
+func adminRequest(cmd *cobra.Command, method, path string, body any, want int) ([]byte, error) {
 	addr, err := adminAddress(cmd)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func runKeysCreate(cmd *cobra.Command, _ []string) error {
 		req.Budget = &reliability.KeyBudget{DayUSD: day, MonthUSD: month}
 	}
 	req.Models, _ = f.GetStringSlice("models")
-	raw, err := keysAdminRequest(cmd, http.MethodPost, "/llm/keys", req, http.StatusCreated)
+	raw, err := adminRequest(cmd, http.MethodPost, "/llm/keys", req, http.StatusCreated)
 	if err != nil {
 		return fmt.Errorf("creating a key for org %q: %w", org, err)
 	}
@@ -150,7 +150,7 @@ func runKeysList(cmd *cobra.Command, _ []string) error {
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
-		raw, err := keysAdminRequest(cmd, http.MethodGet, "/llm/keys?"+q.Encode(), nil, http.StatusOK)
+		raw, err := adminRequest(cmd, http.MethodGet, "/llm/keys?"+q.Encode(), nil, http.StatusOK)
 		if err != nil {
 			return fmt.Errorf("listing the keys of org %q: %w", org, err)
 		}
@@ -182,7 +182,7 @@ func runKeysList(cmd *cobra.Command, _ []string) error {
 }
 
 func runKeysRevoke(cmd *cobra.Command, args []string) error {
-	raw, err := keysAdminRequest(cmd, http.MethodDelete, "/llm/keys/"+url.PathEscape(args[0]), nil, http.StatusOK)
+	raw, err := adminRequest(cmd, http.MethodDelete, "/llm/keys/"+url.PathEscape(args[0]), nil, http.StatusOK)
 	if err != nil {
 		return fmt.Errorf("revoking key %s: %w", args[0], err)
 	}
@@ -195,7 +195,7 @@ func runKeysRevoke(cmd *cobra.Command, args []string) error {
 }
 
 func runKeysRotate(cmd *cobra.Command, args []string) error {
-	raw, err := keysAdminRequest(cmd, http.MethodPost, "/llm/keys/"+url.PathEscape(args[0])+"/rotate", nil, http.StatusOK)
+	raw, err := adminRequest(cmd, http.MethodPost, "/llm/keys/"+url.PathEscape(args[0])+"/rotate", nil, http.StatusOK)
 	if err != nil {
 		return fmt.Errorf("rotating key %s: %w", args[0], err)
 	}

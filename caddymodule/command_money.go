@@ -2,12 +2,9 @@ package caddymodule
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 )
 
@@ -43,11 +40,11 @@ func runCredit(cmd *cobra.Command, _ []string) error {
 	if org == "" || usd <= 0 {
 		return fmt.Errorf("--org and a positive --usd are required")
 	}
-	raw, err := adminPost(cmd, "/llm/credit", creditRequest{Org: org, USD: usd, Reason: reason}, http.StatusCreated)
+	raw, err := adminRequest(cmd, http.MethodPost, "/llm/credit", creditRequest{Org: org, USD: usd, Reason: reason}, http.StatusCreated)
 	if err != nil {
 		return fmt.Errorf("crediting %s: %w", org, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", bytes.TrimSpace(raw))
 	return nil
 }
 
@@ -58,36 +55,10 @@ func runAutoTopup(cmd *cobra.Command, _ []string) error {
 	if org == "" {
 		return fmt.Errorf("--org is required")
 	}
-	raw, err := adminPost(cmd, "/llm/auto_topup", autoTopupRequest{Org: org, ThresholdUSD: th, AmountUSD: am}, http.StatusOK)
+	raw, err := adminRequest(cmd, http.MethodPost, "/llm/auto_topup", autoTopupRequest{Org: org, ThresholdUSD: th, AmountUSD: am}, http.StatusOK)
 	if err != nil {
 		return fmt.Errorf("setting the auto top-up of %s: %w", org, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", bytes.TrimSpace(raw))
 	return nil
-}
-
-// adminPost sends body as JSON to the admin API and returns the answer,
-// which must have status want.
-func adminPost(cmd *cobra.Command, path string, body any, want int) ([]byte, error) {
-	addr, err := adminAddress(cmd)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := caddycmd.AdminAPIRequest(addr, http.MethodPost, path, http.Header{"Content-Type": {"application/json"}}, bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("reading answer: %w", err)
-	}
-	if resp.StatusCode != want {
-		return nil, fmt.Errorf("admin API answered %s: %s", resp.Status, bytes.TrimSpace(raw))
-	}
-	return bytes.TrimSpace(raw), nil
 }

@@ -31,7 +31,7 @@ func redactLogger(t *testing.T, buf *bytes.Buffer, headers ...string) *zap.Logge
 	t.Helper()
 	je := &logging.JSONEncoder{}
 	je.Encoder = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
-	enc := &RedactEncoder{wrapped: je, extra: map[string]bool{}}
+	enc := &RedactEncoder{Encoder: je, extra: map[string]bool{}}
 	for _, h := range headers {
 		enc.extra[strings.ToLower(h)] = true
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -47,8 +46,10 @@ type RedactEncoder struct {
 	// Headers are more header names whose values are redacted.
 	Headers []string `json:"headers,omitempty"`
 
-	wrapped zapcore.Encoder
-	extra   map[string]bool
+	// Encoder is the wrapped encoder: every method not defined below
+	// (the ones that write no text a secret could be in) goes to it as is.
+	zapcore.Encoder `json:"-"`
+	extra           map[string]bool
 }
 
 // CaddyModule returns the Caddy module information.
@@ -66,13 +67,13 @@ func (e *RedactEncoder) Provision(ctx caddy.Context) error {
 		if err := je.Provision(ctx); err != nil {
 			return fmt.Errorf("provisioning the json encoder: %w", err)
 		}
-		e.wrapped = je
+		e.Encoder = je
 	} else {
 		val, err := ctx.LoadModule(e, "WrappedRaw")
 		if err != nil {
 			return fmt.Errorf("loading the wrapped encoder: %w", err)
 		}
-		e.wrapped = val.(zapcore.Encoder)
+		e.Encoder = val.(zapcore.Encoder)
 	}
 	e.extra = make(map[string]bool, len(e.Headers))
 	for _, h := range e.Headers {
@@ -123,7 +124,7 @@ func (e *RedactEncoder) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // Clone implements zapcore.Encoder.
 func (e *RedactEncoder) Clone() zapcore.Encoder {
-	return &RedactEncoder{Headers: e.Headers, wrapped: e.wrapped.Clone(), extra: e.extra}
+	return &RedactEncoder{Headers: e.Headers, Encoder: e.Encoder.Clone(), extra: e.extra}
 }
 
 // EncodeEntry implements zapcore.Encoder: header maps in the fields are
@@ -145,7 +146,7 @@ func (e *RedactEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (
 	if out == nil {
 		out = fields
 	}
-	buf, err := e.wrapped.EncodeEntry(ent, out)
+	buf, err := e.Encoder.EncodeEntry(ent, out)
 	if err != nil || buf == nil {
 		return buf, err
 	}
@@ -307,7 +308,7 @@ func (o *redactObject) AddReflected(key string, value any) error {
 // (logger.With): its methods add to the wrapped encoder the same way.
 
 func (e *RedactEncoder) root() *redactObject {
-	return &redactObject{ObjectEncoder: e.wrapped, extra: e.extra}
+	return &redactObject{ObjectEncoder: e.Encoder, extra: e.extra}
 }
 
 // AddArray implements zapcore.ObjectEncoder.
@@ -320,74 +321,14 @@ func (e *RedactEncoder) AddObject(key string, m zapcore.ObjectMarshaler) error {
 	return e.root().AddObject(key, m)
 }
 
-// AddBinary implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddBinary(key string, v []byte) { e.wrapped.AddBinary(key, v) }
-
 // AddByteString implements zapcore.ObjectEncoder.
 func (e *RedactEncoder) AddByteString(key string, v []byte) { e.root().AddByteString(key, v) }
-
-// AddBool implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddBool(key string, v bool) { e.wrapped.AddBool(key, v) }
-
-// AddComplex128 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddComplex128(key string, v complex128) { e.wrapped.AddComplex128(key, v) }
-
-// AddComplex64 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddComplex64(key string, v complex64) { e.wrapped.AddComplex64(key, v) }
-
-// AddDuration implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddDuration(key string, v time.Duration) { e.wrapped.AddDuration(key, v) }
-
-// AddFloat64 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddFloat64(key string, v float64) { e.wrapped.AddFloat64(key, v) }
-
-// AddFloat32 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddFloat32(key string, v float32) { e.wrapped.AddFloat32(key, v) }
-
-// AddInt implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddInt(key string, v int) { e.wrapped.AddInt(key, v) }
-
-// AddInt64 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddInt64(key string, v int64) { e.wrapped.AddInt64(key, v) }
-
-// AddInt32 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddInt32(key string, v int32) { e.wrapped.AddInt32(key, v) }
-
-// AddInt16 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddInt16(key string, v int16) { e.wrapped.AddInt16(key, v) }
-
-// AddInt8 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddInt8(key string, v int8) { e.wrapped.AddInt8(key, v) }
 
 // AddString implements zapcore.ObjectEncoder.
 func (e *RedactEncoder) AddString(key, v string) { e.root().AddString(key, v) }
 
-// AddTime implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddTime(key string, v time.Time) { e.wrapped.AddTime(key, v) }
-
-// AddUint implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddUint(key string, v uint) { e.wrapped.AddUint(key, v) }
-
-// AddUint64 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddUint64(key string, v uint64) { e.wrapped.AddUint64(key, v) }
-
-// AddUint32 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddUint32(key string, v uint32) { e.wrapped.AddUint32(key, v) }
-
-// AddUint16 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddUint16(key string, v uint16) { e.wrapped.AddUint16(key, v) }
-
-// AddUint8 implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddUint8(key string, v uint8) { e.wrapped.AddUint8(key, v) }
-
-// AddUintptr implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) AddUintptr(key string, v uintptr) { e.wrapped.AddUintptr(key, v) }
-
 // AddReflected implements zapcore.ObjectEncoder.
 func (e *RedactEncoder) AddReflected(key string, v any) error { return e.root().AddReflected(key, v) }
-
-// OpenNamespace implements zapcore.ObjectEncoder.
-func (e *RedactEncoder) OpenNamespace(key string) { e.wrapped.OpenNamespace(key) }
 
 // Interface guards.
 var (

@@ -229,15 +229,22 @@ func (s *BoltStore) KeySpend(keyID string, at time.Time) (dayUSD, monthUSD float
 	ka := s.keys.spend.account(keyID)
 	ka.mu.Lock()
 	defer ka.mu.Unlock()
-	var d, m int64
-	err = s.db.View(func(tx *bolt.Tx) error {
-		d, m = ka.spentTx(tx, keyID, day, month)
-		return nil
-	})
+	d, m, err := s.spent(ka, keyID, day, month)
 	if err != nil {
 		return 0, 0, fmt.Errorf("spend of key %s: %w", keyID, err)
 	}
 	return fromNanos(d), fromNanos(m), nil
+}
+
+// spent reads the key's spend of day and month in a snapshot of its own,
+// charges ka's book holds beyond it included. Call with ka.mu held, so that
+// the snapshot is opened after the lock (see creditBook.writing).
+func (s *BoltStore) spent(ka *keyAccount, keyID, day, month string) (d, m int64, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		d, m = ka.spentTx(tx, keyID, day, month)
+		return nil
+	})
+	return d, m, err
 }
 
 // KeyReservation is budget held for one call of a key. Link it to the
@@ -289,11 +296,7 @@ func (s *BoltStore) ReserveKeyBudget(keyID string, b KeyBudget, needUSD float64,
 	ka := s.keys.spend.account(keyID)
 	ka.mu.Lock()
 	defer ka.mu.Unlock()
-	var spentDay, spentMonth int64
-	err = s.db.View(func(tx *bolt.Tx) error {
-		spentDay, spentMonth = ka.spentTx(tx, keyID, day, month)
-		return nil
-	})
+	spentDay, spentMonth, err := s.spent(ka, keyID, day, month)
 	if err != nil {
 		return nil, fmt.Errorf("reserve budget of key %s: %w", keyID, err)
 	}
