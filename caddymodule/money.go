@@ -28,13 +28,15 @@ type topupState struct {
 	disarmed bool
 }
 
-// topupOf returns the org's top-up state, loading its run-time settings
-// from the store the first time.
-func (a *App) topupOf(st *reliability.BoltStore, orgID string) *topupState {
-	v, _ := a.rt.topups.LoadOrStore(orgID, new(topupState))
+// lockedTopup returns the org's top-up state locked, its run-time
+// settings loaded from the store the first time; the caller unlocks it.
+func (a *App) lockedTopup(st *reliability.BoltStore, orgID string) *topupState {
+	v, ok := a.rt.topups.Load(orgID)
+	if !ok {
+		v, _ = a.rt.topups.LoadOrStore(orgID, new(topupState))
+	}
 	ts := v.(*topupState)
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	if !ts.loaded {
 		if s, err := st.OrgSettingsOf(orgID); err == nil {
 			ts.set, ts.loaded = s.AutoTopup, true
@@ -45,19 +47,24 @@ func (a *App) topupOf(st *reliability.BoltStore, orgID string) *topupState {
 	return ts
 }
 
-// autoTopupSettings is the org's auto top-up in force; a zero AmountUSD
-// means none.
-func (a *App) autoTopupSettings(st *reliability.BoltStore, p *principal) reliability.AutoTopup {
-	ts := a.topupOf(st, p.orgID)
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+// settings is the auto top-up in force for the org named orgName: the
+// run-time one, else the configuration's; a zero AmountUSD means none.
+// Call with ts.mu held.
+func (ts *topupState) settings(a *App, orgName string) reliability.AutoTopup {
 	if ts.set != nil {
 		return *ts.set
 	}
-	if oc := a.orgConfig[p.orgName]; oc != nil {
+	if oc := a.orgConfig[orgName]; oc != nil {
 		return reliability.AutoTopup{ThresholdUSD: oc.TopupThreshold, AmountUSD: oc.TopupAmount}
 	}
 	return reliability.AutoTopup{}
+}
+
+// autoTopupSettings is the org's auto top-up in force.
+func (a *App) autoTopupSettings(st *reliability.BoltStore, p *principal) reliability.AutoTopup {
+	ts := a.lockedTopup(st, p.orgID)
+	defer ts.mu.Unlock()
+	return ts.settings(a, p.orgName)
 }
 
 // topUpIfLow credits the org's auto top-up amount when its credit (what
@@ -66,13 +73,12 @@ func (a *App) autoTopupSettings(st *reliability.BoltStore, p *principal) reliabi
 // has crossed under the threshold since the last top-up. It reports
 // whether it made one.
 func (a *App) topUpIfLow(st *reliability.BoltStore, p *principal, credit float64) bool {
-	t := a.autoTopupSettings(st, p)
+	ts := a.lockedTopup(st, p.orgID)
+	defer ts.mu.Unlock()
+	t := ts.settings(a, p.orgName)
 	if t.AmountUSD <= 0 {
 		return false
 	}
-	ts := a.topupOf(st, p.orgID)
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	switch {
 	case credit >= t.ThresholdUSD:
 		ts.disarmed = false
@@ -95,8 +101,7 @@ func (a *App) setAutoTopup(st *reliability.BoltStore, orgID string, t reliabilit
 	if _, err := st.SetAutoTopup(orgID, t); err != nil {
 		return err
 	}
-	ts := a.topupOf(st, orgID)
-	ts.mu.Lock()
+	ts := a.lockedTopup(st, orgID)
 	ts.set, ts.loaded, ts.disarmed = &t, true, false
 	ts.mu.Unlock()
 	return nil
